@@ -1,0 +1,77 @@
+# The two commands a newcomer needs are `make run` and `make test` (see README.md).
+# Everything else here is what those two are made of.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+# Python 3.12+: an explicit PYTHON wins, then python3.12 on PATH, then pyenv's 3.12 builds.
+PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | sort -V | tail -n 1)
+
+.PHONY: help run test install python-deps node-deps static system-deps lint typecheck migrations-check pytest lock clean-db
+
+help:
+	@echo "make run   - install everything, migrate, start web (http://127.0.0.1:8000) + worker"
+	@echo "make test  - install everything, run lint, type check, migration check and the test suite"
+
+$(PY):
+	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it (pyenv install 3.12) or pass PYTHON=/path/to/python3.12"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -qq --upgrade pip
+
+# Re-install only when the lock file or pyproject changes.
+$(VENV)/.installed: $(PY) requirements.lock pyproject.toml
+	$(PY) -m pip install -qq --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install -qq --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+python-deps: $(VENV)/.installed
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+node-deps: node_modules/.installed
+
+static/vendor/.built: node_modules/.installed frontend/build.mjs frontend/d3.js
+	npm run --silent build
+	@touch $@
+
+static: static/vendor/.built
+
+install: python-deps static
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py serve
+
+# System packages the suite needs that pip and npm cannot provide (installed only if missing).
+system-deps:
+	@bash scripts/system-deps.sh
+
+lint: python-deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: python-deps
+	$(BIN)/mypy .
+
+migrations-check: python-deps
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py makemigrations --check --dry-run
+
+pytest: install
+	$(BIN)/pytest
+
+test: system-deps install lint typecheck migrations-check pytest
+
+# Regenerate requirements.lock from pyproject.toml (needs network to PyPI).
+lock: $(PY)
+	$(PY) -m pip install --quiet uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.12 \
+	  --python-platform x86_64-manylinux_2_28 --no-header --annotation-style line -o requirements.lock
+
+# Stop the embedded PostgreSQL server and delete its data directory (asks first).
+clean-db: python-deps
+	$(PY) manage.py embedded_db destroy

@@ -1,0 +1,1 @@
+"""Project configuration: settings, URLs, WSGI/ASGI entry points, the embedded database."""

@@ -1,0 +1,1 @@
+"""Settings modules: base (development defaults), test, production."""

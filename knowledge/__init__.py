@@ -1,0 +1,3 @@
+"""The graph: schema registry, entities, relations, evidence, extraction, consolidation,
+backends, retrieval (later issues fill it). Builds on `ingest`.
+"""

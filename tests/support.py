@@ -1,0 +1,64 @@
+"""Helpers for tests that start real processes (worker, web server, manage.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import connection
+
+T = TypeVar("T")
+MANAGE_PY = str(Path(settings.BASE_DIR) / "manage.py")
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """Environment for a child process that must use this test run's database."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.test",
+        GRAPHLOOM_DB_NAME=connection.settings_dict["NAME"],
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def start_manage(
+    *args: str, env: dict[str, str] | None = None, **popen: object
+) -> subprocess.Popen:
+    return subprocess.Popen(  # type: ignore[call-overload]
+        [sys.executable, MANAGE_PY, *args],
+        env=env or subprocess_env(),
+        cwd=settings.BASE_DIR,
+        **popen,
+    )
+
+
+def wait_for[T](
+    probe: Callable[[], T | None], *, timeout: float = 60.0, what: str = "condition"
+) -> T:
+    """Poll `probe` until it returns something truthy; fail with `what` after `timeout`.
+
+    The timeout only bounds a hung test; nothing asserts on how long it took.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = probe()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

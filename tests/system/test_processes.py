@@ -1,0 +1,106 @@
+"""Real worker and web processes: heartbeat, task execution, stale detection, clean stop."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import urllib.request
+
+import pytest
+from django.db import transaction
+from django.test import Client, override_settings
+from django_tasks_db.models import DBTaskResult
+
+from system.models import WorkerHeartbeat
+from tests.support import free_port, start_manage, subprocess_env, wait_for
+from tests.system.sample_tasks import mark_worker_seen
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def start_worker(worker_id: str) -> subprocess.Popen:
+    env = subprocess_env(GRAPHLOOM_WORKER_HEARTBEAT_SECONDS="0.2")
+    return start_manage(
+        "worker",
+        "--no-reload",
+        "--interval",
+        "0.1",
+        "--worker-id",
+        worker_id,
+        "--no-startup-delay",
+        env=env,
+    )
+
+
+def worker_status() -> str:
+    return Client().get("/api/v1/health").json()["worker"]["status"]
+
+
+@override_settings(WORKER_STALE_AFTER_SECONDS=1.5)
+def test_health_reports_a_killed_worker_as_stale():
+    worker = start_worker("w-killed")
+    try:
+        wait_for(lambda: worker_status() == "ok", what="the worker's first heartbeat")
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    wait_for(lambda: worker_status() == "stale", what="the heartbeat to go stale")
+    assert WorkerHeartbeat.objects.get(worker_id="w-killed").stopped_at is None
+
+
+def test_worker_runs_tasks_enqueued_on_commit_and_records_a_clean_stop():
+    worker = start_worker("w-clean")
+    try:
+        wait_for(
+            lambda: WorkerHeartbeat.objects.filter(worker_id="w-clean").exists(), what="heartbeat"
+        )
+        with transaction.atomic():
+            transaction.on_commit(lambda: mark_worker_seen.enqueue("w-clean"))
+            assert not DBTaskResult.objects.exists()  # nothing before commit
+        wait_for(
+            lambda: WorkerHeartbeat.objects.filter(
+                worker_id="w-clean", hostname="task-ran"
+            ).exists(),
+            what="the task to run",
+        )
+        assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+    assert WorkerHeartbeat.objects.get(worker_id="w-clean").stopped_at is not None
+
+
+def test_serve_runs_web_and_worker_and_ctrl_c_stops_both():
+    port = free_port()
+    serve = start_manage(
+        "serve", f"127.0.0.1:{port}", stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def fetch(path: str) -> tuple[int, str, str]:
+        """(status, final URL, body); status 0 when nothing answers."""
+        try:
+            with urllib.request.urlopen(base + path, timeout=5) as response:
+                return response.status, response.url, response.read().decode()
+        except OSError:
+            return 0, "", ""
+
+    try:
+        wait_for(lambda: fetch("/api/v1/health")[0], what="the web server")
+        wait_for(
+            lambda: '"status": "ok"' in fetch("/api/v1/health")[2], what="the worker's heartbeat"
+        )
+        status, url, page = fetch("/")
+        assert status == 200
+        assert url.endswith("/setup/")
+        assert "Create account and workspace" in page
+    finally:
+        serve.send_signal(signal.SIGINT)
+        output = serve.communicate(timeout=60)[0].decode()
+    assert serve.returncode == 0, output
+    assert "Stopped." in output
+    assert fetch("/api/v1/health")[0] == 0
+    wait_for(
+        lambda: not WorkerHeartbeat.objects.filter(stopped_at__isnull=True).exists(),
+        what="the worker to record its stop",
+    )

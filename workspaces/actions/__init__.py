@@ -1,0 +1,1 @@
+"""Writes of the workspaces app: each a typed, keyword-only function and one transaction."""
