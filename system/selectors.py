@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import import_module
 from importlib.util import find_spec
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -78,3 +79,47 @@ def get_embedding_status() -> EmbeddingStatus:
 
 def llm_is_configured() -> bool:
     return bool(settings.LLM_BASE_URL and settings.LLM_MODEL)
+
+
+def get_health_report() -> tuple[bool, dict[str, Any]]:
+    """(database reachable, report) for /api/v1/health and `manage.py health`.
+
+    "ok" needs the database, a live worker and the embedding model; with the database up
+    but something else missing the status is "degraded"; without the database, "error".
+    Reports no URL, key or password: only whether an LLM is configured and its model name.
+    """
+    database = get_database_status()
+    worker = get_worker_status() if database.ok else WorkerStatus("missing", None, 0)
+    embedding = get_embedding_status()
+    configured = llm_is_configured()
+    if not database.ok:
+        status = "error"
+    elif worker.status == "ok" and embedding.status == "available":
+        status = "ok"
+    else:
+        status = "degraded"
+    report: dict[str, Any] = {
+        "status": status,
+        "database": {
+            "ok": database.ok,
+            "embedded": database.embedded,
+            "server_version": database.server_version,
+            "error": database.error,
+        },
+        "pgvector": {
+            "installed": database.pgvector_version is not None,
+            "version": database.pgvector_version,
+        },
+        "worker": {
+            "status": worker.status,
+            "heartbeat_age_seconds": worker.heartbeat_age_seconds,
+            "live_workers": worker.live_workers,
+        },
+        "embedding": {
+            "model": embedding.model,
+            "status": embedding.status,
+            "detail": embedding.detail,
+        },
+        "llm": {"configured": configured, "model": settings.LLM_MODEL if configured else None},
+    }
+    return database.ok, report

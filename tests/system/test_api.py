@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 from django.utils import timezone
 
@@ -63,3 +66,17 @@ def test_health_says_an_llm_is_configured_but_reveals_no_secret():
     assert response.json()["llm"] == {"configured": True, "model": "gpt-x"}
     for secret in ("hunter2", "sk-secret-123", "llm.internal"):
         assert secret not in response.content.decode()
+
+
+def test_health_command_exits_by_required_components():
+    out = StringIO()
+    call_command("health", "--json", stdout=out)
+    assert json.loads(out.getvalue())["database"]["ok"] is True
+    with pytest.raises(CommandError) as failing:
+        call_command("health", "--require", "database,worker", stdout=StringIO())
+    assert failing.value.returncode == 1
+    do_record_heartbeat(worker_id="w1")
+    call_command("health", "--require", "database,worker", stdout=StringIO())
+    with pytest.raises(CommandError) as unknown:
+        call_command("health", "--require", "flux-capacitor", stdout=StringIO())
+    assert unknown.value.returncode == 2
