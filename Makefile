@@ -44,8 +44,7 @@ static: static/vendor/.built
 install: python-deps static
 
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py serve
+	$(PY) manage.py serve --migrate
 
 # System packages the suite needs that pip and npm cannot provide (installed only if missing).
 system-deps:

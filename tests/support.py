@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -62,3 +64,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def fetch(url: str) -> tuple[int, str, str]:
+    """(status, final URL after redirects, body) of a GET; status 0 when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.url, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.url, error.read().decode()
+    except OSError:
+        return 0, "", ""

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
-import urllib.request
+import uuid
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 from django.test import Client, override_settings
 from django_tasks_db.models import DBTaskResult
 
+from config import embedded_postgres
 from system.models import WorkerHeartbeat
-from tests.support import free_port, start_manage, subprocess_env, wait_for
+from tests.support import fetch, free_port, start_manage, subprocess_env, wait_for
 from tests.system.sample_tasks import mark_worker_seen
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -76,21 +80,9 @@ def test_serve_runs_web_and_worker_and_ctrl_c_stops_both():
         "serve", f"127.0.0.1:{port}", stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     base = f"http://127.0.0.1:{port}"
-
-    def fetch(path: str) -> tuple[int, str, str]:
-        """(status, final URL, body); status 0 when nothing answers."""
-        try:
-            with urllib.request.urlopen(base + path, timeout=5) as response:
-                return response.status, response.url, response.read().decode()
-        except OSError:
-            return 0, "", ""
-
     try:
-        wait_for(lambda: fetch("/api/v1/health")[0], what="the web server")
-        wait_for(
-            lambda: '"status": "ok"' in fetch("/api/v1/health")[2], what="the worker's heartbeat"
-        )
-        status, url, page = fetch("/")
+        wait_for(lambda: '"status": "ok"' in fetch(base + "/api/v1/health")[2], what="web + worker")
+        status, url, page = fetch(base + "/")
         assert status == 200
         assert url.endswith("/setup/")
         assert "Create account and workspace" in page
@@ -99,8 +91,39 @@ def test_serve_runs_web_and_worker_and_ctrl_c_stops_both():
         output = serve.communicate(timeout=60)[0].decode()
     assert serve.returncode == 0, output
     assert "Stopped." in output
-    assert fetch("/api/v1/health")[0] == 0
+    assert fetch(base + "/api/v1/health")[0] == 0
     wait_for(
         lambda: not WorkerHeartbeat.objects.filter(stopped_at__isnull=True).exists(),
         what="the worker to record its stop",
     )
+    # The suite's database was running before, so serve left it running.
+    assert embedded_postgres.running_server(Path(settings.GRAPHLOOM_PGDATA).resolve()) is not None
+
+
+@pytest.mark.skipif(bool(settings.DATABASE_URL), reason="needs the embedded server")
+def test_serve_migrates_a_new_embedded_database_and_stops_it_on_exit():
+    pgdata = Path(settings.BASE_DIR) / "var" / f"test-serve-{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    env = subprocess_env(GRAPHLOOM_PGDATA=str(pgdata), GRAPHLOOM_DB_NAME="graphloom")
+    serve = start_manage(
+        "serve",
+        f"127.0.0.1:{port}",
+        "--migrate",
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: '"status": "ok"' in fetch(base + "/api/v1/health")[2], what="web + worker")
+        assert fetch(base + "/")[1].endswith("/setup/")
+    finally:
+        serve.send_signal(signal.SIGINT)
+        output = serve.communicate(timeout=60)[0].decode()
+        stopped = embedded_postgres.running_server(pgdata) is None
+        embedded_postgres.stop_server(pgdata)
+        shutil.rmtree(pgdata, ignore_errors=True)
+        (pgdata.parent / f".{pgdata.name}.lock").unlink(missing_ok=True)
+    assert serve.returncode == 0, output
+    assert "Embedded PostgreSQL stopped." in output
+    assert stopped

@@ -16,6 +16,7 @@ from types import FrameType
 from typing import Any
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from config import embedded_postgres
@@ -29,8 +30,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--keep-db", action="store_true", help="leave the embedded database running on exit"
         )
+        parser.add_argument(
+            "--migrate", action="store_true", help="apply pending migrations before starting"
+        )
 
-    def handle(self, *args: Any, addrport: str, keep_db: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, addrport: str, keep_db: bool, migrate: bool, **options: Any
+    ) -> None:
         pgdata = Path(settings.GRAPHLOOM_PGDATA).resolve()
         embedded = not settings.DATABASE_URL
         started_db = False
@@ -38,6 +44,8 @@ class Command(BaseCommand):
             started_db = embedded_postgres.running_server(pgdata) is None
             server = embedded_postgres.ensure_server(pgdata)
             self.stdout.write(f"Embedded PostgreSQL: {pgdata} (pid {server.pid})")
+        if migrate:
+            call_command("migrate", interactive=False, verbosity=1)
 
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         # Each child leads its own process group: the terminal's Ctrl-C reaches only us, and we
