@@ -27,6 +27,8 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_HSTS_SECONDS = int(env_float("GRAPHLOOM_HSTS_SECONDS", 31536000))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("GRAPHLOOM_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("GRAPHLOOM_HSTS_PRELOAD", False)
+# Preloading is hard to undo, so it is opt-in; without it, say so once here, not at every check.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 # Health checks from the orchestrator come over plain HTTP on the internal network.
