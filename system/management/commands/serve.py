@@ -24,6 +24,9 @@ from config import embedded_postgres
 
 class Command(BaseCommand):
     help = "Run the web server and the background worker until Ctrl-C stops both."
+    # System checks connect to the database (GeneratedField asks the server's version), which
+    # would start the embedded server before we can tell whether this command started it.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
@@ -44,6 +47,7 @@ class Command(BaseCommand):
             started_db = embedded_postgres.running_server(pgdata) is None
             server = embedded_postgres.ensure_server(pgdata)
             self.stdout.write(f"Embedded PostgreSQL: {pgdata} (pid {server.pid})")
+        self.check()
         if migrate:
             call_command("migrate", interactive=False, verbosity=1)
 
