@@ -12,8 +12,13 @@ import threading
 from django.db import DatabaseError, connection
 
 from system.actions.heartbeat import do_record_heartbeat, do_record_worker_stopped
+from system.actions.tasks import do_requeue_orphaned_tasks
 
 logger = logging.getLogger(__name__)
+
+
+# Look for tasks orphaned by dead workers every this many beats (and once at start).
+REQUEUE_EVERY_BEATS = 10
 
 
 class HeartbeatThread(threading.Thread):
@@ -24,10 +29,14 @@ class HeartbeatThread(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
+        beats = 0
         try:
             while not self._stop_event.is_set():
                 try:
                     do_record_heartbeat(worker_id=self.worker_id)
+                    if beats % REQUEUE_EVERY_BEATS == 0:
+                        do_requeue_orphaned_tasks()
+                    beats += 1
                 except DatabaseError:
                     logger.exception("Could not record worker heartbeat; retrying")
                     connection.close()

@@ -1,8 +1,8 @@
 """API routes of the workspaces app: who am I, workspaces, members, tokens.
 
-Convention for every app: workspace resources live under `/workspaces/{slug}/...`, resolve
-the caller's membership first (`get_membership`, NotFound for strangers), check the role
-(`require_role`), then call one action or selector.
+Convention for every app: workspace resources live under `/workspaces/{slug}/...`; a
+handler first calls `get_workspace_access(request, slug, role=...)` (NotFound for strangers,
+PermissionDenied for too low a role), then one action or selector.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from workspaces.actions.workspaces import (
     do_set_membership,
     do_update_workspace,
 )
-from workspaces.auth import get_caller
+from workspaces.auth import get_caller, get_workspace_access
 from workspaces.errors import PermissionDenied
 from workspaces.models import ApiToken, Membership, Role, Workspace
 from workspaces.schemas import (
@@ -35,7 +35,6 @@ from workspaces.selectors import (
     get_api_token_for_workspace,
     get_api_tokens,
     get_members,
-    get_membership,
     get_workspaces_for_user,
     require_role,
 )
@@ -109,16 +108,13 @@ def create_workspace(request: HttpRequest, payload: WorkspaceIn) -> Status[Works
 
 @router.get("/workspaces/{slug}", response=WorkspaceOut, summary="One workspace")
 def get_workspace(request: HttpRequest, slug: str) -> WorkspaceOut:
-    caller = get_caller(request)
-    membership = get_membership(caller.user, slug, api_token=caller.api_token)
+    membership = get_workspace_access(request, slug)
     return _workspace_out(membership.workspace, membership.role)
 
 
 @router.patch("/workspaces/{slug}", response=WorkspaceOut, summary="Rename or describe (admin)")
 def update_workspace(request: HttpRequest, slug: str, payload: WorkspacePatch) -> WorkspaceOut:
-    caller = get_caller(request)
-    membership = get_membership(caller.user, slug, api_token=caller.api_token)
-    require_role(membership, Role.ADMIN)
+    membership = get_workspace_access(request, slug, role=Role.ADMIN)
     workspace = do_update_workspace(
         workspace=membership.workspace, name=payload.name, description=payload.description
     )
@@ -128,8 +124,7 @@ def update_workspace(request: HttpRequest, slug: str, payload: WorkspacePatch) -
 @router.get("/workspaces/{slug}/members", response=list[MemberOut], summary="Members and roles")
 @paginate(LimitOffsetPagination)
 def list_members(request: HttpRequest, slug: str) -> list[MemberOut]:
-    caller = get_caller(request)
-    membership = get_membership(caller.user, slug, api_token=caller.api_token)
+    membership = get_workspace_access(request, slug)
     return [_member_out(m) for m in get_members(membership.workspace)]
 
 
@@ -137,9 +132,7 @@ def list_members(request: HttpRequest, slug: str) -> list[MemberOut]:
     "/workspaces/{slug}/members", response=MemberOut, summary="Add a member or set a role (admin)"
 )
 def set_member(request: HttpRequest, slug: str, payload: MemberIn) -> MemberOut:
-    caller = get_caller(request)
-    membership = get_membership(caller.user, slug, api_token=caller.api_token)
-    require_role(membership, Role.ADMIN)
+    membership = get_workspace_access(request, slug, role=Role.ADMIN)
     changed = do_set_membership(
         workspace=membership.workspace, username=payload.username, role=payload.role
     )
@@ -154,7 +147,7 @@ def set_member(request: HttpRequest, slug: str, payload: MemberIn) -> MemberOut:
 @paginate(LimitOffsetPagination)
 def list_tokens(request: HttpRequest, slug: str) -> list[dict[str, object]]:
     caller = get_caller(request)
-    membership = get_membership(caller.user, slug, api_token=caller.api_token)
+    membership = get_workspace_access(request, slug)
     owner = None if membership.allows(Role.ADMIN) else caller.user
     return [_token_out(t) for t in get_api_tokens(membership.workspace, user=owner)]
 
@@ -164,7 +157,7 @@ def list_tokens(request: HttpRequest, slug: str) -> list[dict[str, object]]:
 )
 def create_token(request: HttpRequest, slug: str, payload: TokenIn) -> Status[dict[str, object]]:
     caller = get_caller(request)
-    membership = get_membership(caller.user, slug, api_token=caller.api_token)
+    membership = get_workspace_access(request, slug)
     if caller.api_token is not None:
         raise PermissionDenied("API tokens cannot create tokens; sign in to create one.")
     issued = do_create_api_token(
@@ -178,7 +171,7 @@ def create_token(request: HttpRequest, slug: str, payload: TokenIn) -> Status[di
 )
 def revoke_token(request: HttpRequest, slug: str, token_id: int) -> dict[str, object]:
     caller = get_caller(request)
-    membership = get_membership(caller.user, slug, api_token=caller.api_token)
+    membership = get_workspace_access(request, slug)
     token = get_api_token_for_workspace(membership.workspace, token_id)
     if token.user_id != caller.user.pk:
         require_role(membership, Role.ADMIN)

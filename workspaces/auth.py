@@ -16,12 +16,11 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
-from workspaces.selectors import authenticate_api_token
+from workspaces.models import ApiToken, Membership, Role
+from workspaces.selectors import authenticate_api_token, get_membership, require_role
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-    from workspaces.models import ApiToken
 
 
 class TokenAuth(HttpBearer):
@@ -62,9 +61,21 @@ class Caller:
 
 
 def get_caller(request: HttpRequest) -> Caller:
-    from workspaces.models import ApiToken
-
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiToken):
         return Caller(user=auth.user, api_token=auth)
     return Caller(user=request.user, api_token=None)  # type: ignore[arg-type]
+
+
+def get_workspace_access(
+    request: HttpRequest, slug: str, *, role: Role = Role.VIEWER
+) -> Membership:
+    """The caller's membership in workspace `slug`, requiring at least `role`.
+
+    NotFound for strangers (404, like a missing workspace), PermissionDenied (403) for a
+    member whose role is too low. Every workspace API handler starts here.
+    """
+    caller = get_caller(request)
+    membership = get_membership(caller.user, slug, api_token=caller.api_token)
+    require_role(membership, role)
+    return membership

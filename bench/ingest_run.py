@@ -1,0 +1,298 @@
+"""The ingestion benchmark itself; run it through bench/ingest.py (see there)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import docx
+import psutil
+from django.core.management import call_command
+from django.db import connection
+
+from ingest.actions.pipeline import do_process_document
+from ingest.actions.sources import (
+    PENDING,
+    do_add_file,
+    do_create_source,
+    do_reingest_source,
+    do_start_source,
+)
+from ingest.embeddings import get_embedder
+from ingest.models import Chunk, Document, Source
+from tests.ingest.factories import pdf_bytes
+from workspaces.actions.workspaces import do_create_workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+WORDS = [
+    "graph",
+    "entity",
+    "relation",
+    "evidence",
+    "harbour",
+    "crane",
+    "pilot",
+    "storm",
+    "repair",
+    "policy",
+    "budget",
+    "council",
+    "river",
+    "bridge",
+    "engineer",
+    "sensor",
+    "network",
+    "model",
+    "vector",
+    "index",
+    "query",
+    "document",
+    "chapter",
+    "source",
+    "archive",
+    "museum",
+    "painter",
+    "theory",
+    "experiment",
+    "protein",
+    "enzyme",
+    "climate",
+    "ocean",
+    "forest",
+    "market",
+    "contract",
+    "supplier",
+    "factory",
+    "schedule",
+    "railway",
+    "station",
+    "signal",
+    "library",
+    "student",
+    "teacher",
+]
+
+
+def paragraph(rng: random.Random, sentences: int) -> str:
+    out = []
+    for _ in range(sentences):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(9, 18))]
+        out.append(" ".join(words).capitalize() + ".")
+    return " ".join(out)
+
+
+def document_text(
+    rng: random.Random, n: int, sections: int
+) -> tuple[str, list[tuple[str, list[str]]]]:
+    parts = [
+        (f"Section {n}.{s} {rng.choice(WORDS)}", [paragraph(rng, 8) for _ in range(3)])
+        for s in range(sections)
+    ]
+    return f"Report {n} on {rng.choice(WORDS)}", parts
+
+
+def render(kind: str, title: str, parts: list[tuple[str, list[str]]]) -> tuple[str, bytes]:
+    if kind == "md":
+        body = "\n\n".join(f"## {h}\n\n" + "\n\n".join(ps) for h, ps in parts)
+        return "md", f"# {title}\n\n{body}\n".encode()
+    if kind == "txt":
+        return "txt", (
+            title + "\n\n" + "\n\n".join(h + "\n\n" + "\n\n".join(ps) for h, ps in parts)
+        ).encode()
+    if kind == "html":
+        body = "".join(f"<h2>{h}</h2>" + "".join(f"<p>{p}</p>" for p in ps) for h, ps in parts)
+        page = (
+            f"<!doctype html><html><head><title>{title}</title></head>"
+            f"<body><article><h1>{title}</h1>{body}</article></body></html>"
+        )
+        return "html", page.encode()
+    if kind == "json":
+        record = {"title": title, "sections": [{"heading": h, "paragraphs": ps} for h, ps in parts]}
+        return "json", json.dumps(record).encode()
+    if kind == "docx":
+        document = docx.Document()
+        document.add_heading(title, level=0)
+        for h, ps in parts:
+            document.add_heading(h, level=1)
+            for p in ps:
+                document.add_paragraph(p)
+        buffer = io.BytesIO()
+        document.save(buffer)
+        return "docx", buffer.getvalue()
+    if kind == "pdf":
+        pages = []
+        for h, ps in parts:
+            lines = [h]
+            for p in ps:
+                words, line = p.split(), ""
+                for w in words:
+                    if len(line) + len(w) > 90:
+                        lines.append(line)
+                        line = ""
+                    line = f"{line} {w}".strip()
+                lines.append(line)
+                lines.append("")
+            pages.append("\n".join(lines))
+        return "pdf", pdf_bytes(pages, title=title)
+    raise ValueError(kind)
+
+
+def corpus(docs: int, seed: int = 7) -> dict[str, bytes]:
+    rng = random.Random(seed)
+    kinds = ["md", "txt", "html", "json", "md", "txt", "html", "pdf", "docx", "md"]
+    files = {}
+    for n in range(docs):
+        title, parts = document_text(rng, n, sections=9)
+        extension, data = render(kinds[n % len(kinds)], title, parts)
+        files[f"doc-{n:03}.{extension}"] = data
+    return files
+
+
+def process_all(source: Source) -> None:
+    for pk in list(
+        Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
+    ):
+        do_process_document(document_id=pk)
+
+
+def one_run(run: int, files: dict[str, bytes]) -> dict[str, float]:
+    workspace = do_create_workspace(slug=f"bench-{os.getpid()}-{run}-{int(time.time())}")
+    embedder = get_embedder()
+
+    started = time.perf_counter()
+    source = do_create_source(workspace=workspace, kind="upload", name="bench")
+    for path, data in files.items():
+        do_add_file(source=source, path=path, chunks=[data])
+    do_start_source(source=source, enqueue=False)
+    process_all(source)
+    first = time.perf_counter() - started
+
+    source.refresh_from_db()
+    assert source.status == "done", (source.status, source.counters)
+    chunks = source.counters["chunks"]
+    texts = list(
+        Chunk.objects.filter(document__source=source).order_by("id").values_list("text", flat=True)
+    )
+
+    started = time.perf_counter()
+    embedder.encode(texts)
+    encode_only = time.perf_counter() - started
+
+    encoded_before = embedder.texts_encoded
+    started = time.perf_counter()
+    for path, data in files.items():
+        do_add_file(source=source, path=path, chunks=[data])
+    do_reingest_source(source=source, enqueue=False)
+    process_all(source)
+    again = time.perf_counter() - started
+    assert embedder.texts_encoded == encoded_before, "re-ingest embedded something"
+
+    return {
+        "documents": len(files),
+        "chunks": chunks,
+        "first_s": first,
+        "docs_per_s": len(files) / first,
+        "chunks_per_s": chunks / first,
+        "encode_only_s": encode_only,
+        "encode_chunks_per_s": chunks / encode_only,
+        "pipeline_vs_encode": encode_only / first,
+        "reingest_s": again,
+        "reingest_fraction": again / first,
+    }
+
+
+def big_pdf(target_bytes: int) -> bytes:
+    """A text PDF of about `target_bytes` (uncompressed content streams, many pages)."""
+    rng = random.Random(11)
+    line = " ".join(rng.choice(WORDS) for _ in range(14))
+    page = "\n".join(f"{i} {line}" for i in range(46))
+    one = len(pdf_bytes([page]))
+    pages = max(1, target_bytes // max(one - 600, 1))
+    return pdf_bytes([page] * pages, title="Big")
+
+
+def worker_peak_rss(pdf: bytes) -> dict[str, float]:
+    """Run a real worker on a source holding `pdf`; sample its and its children's RSS."""
+    workspace = do_create_workspace(slug=f"bench-pdf-{os.getpid()}-{int(time.time())}")
+    source = do_create_source(workspace=workspace, kind="upload", name="big pdf")
+    do_add_file(source=source, path="big.pdf", chunks=[pdf])
+    env = {**os.environ, "GRAPHLOOM_WORKER_HEARTBEAT_SECONDS": "1"}
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "worker", "--no-reload", "--interval", "0.2"],
+        env=env,
+        cwd=ROOT,
+    )
+    peak_worker = peak_child = 0
+    started = time.perf_counter()
+    try:
+        proc = psutil.Process(worker.pid)
+        do_start_source(source=source)
+        connection.close()
+        while True:
+            try:
+                peak_worker = max(peak_worker, proc.memory_info().rss)
+                for child in proc.children(recursive=True):
+                    peak_child = max(peak_child, child.memory_info().rss)
+            except psutil.NoSuchProcess:
+                pass
+            source.refresh_from_db()
+            if source.status not in {"queued", "running"}:
+                break
+            if time.perf_counter() - started > 1800:
+                raise RuntimeError("the 50 MB PDF did not finish in 30 minutes")
+            time.sleep(0.2)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=120)
+    document = Document.objects.get(source=source)
+    return {
+        "pdf_mb": len(pdf) / 1e6,
+        "status": document.status,
+        "error": document.error,
+        "pages": document.metadata.get("page_count"),
+        "truncated": bool(document.metadata.get("truncated")),
+        "chunks": source.counters.get("chunks", 0),
+        "seconds": time.perf_counter() - started,
+        "worker_peak_rss_mb": peak_worker / 1e6,
+        "parser_child_peak_rss_mb": peak_child / 1e6,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Ingestion benchmark; see bench/ingest.py.")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--docs", type=int, default=200)
+    parser.add_argument("--skip-pdf", action="store_true")
+    parser.add_argument("--pdf-mb", type=float, default=50)
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    files = corpus(args.docs)
+    print(
+        f"corpus: {len(files)} files, {sum(len(b) for b in files.values()) / 1e6:.1f} MB",
+        flush=True,
+    )
+    get_embedder().encode(["warm up"])  # model load is not part of the throughput
+
+    runs = []
+    for run in range(args.runs):
+        result = one_run(run, files)
+        runs.append(result)
+        print(json.dumps({"run": run, **{k: round(v, 3) for k, v in result.items()}}), flush=True)
+    summary = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
+    print("median:", json.dumps(summary), flush=True)
+
+    if not args.skip_pdf:
+        pdf = big_pdf(int(args.pdf_mb * 1e6))
+        print(json.dumps({"big_pdf": worker_peak_rss(pdf)}), flush=True)

@@ -1,0 +1,1 @@
+"""Writes of the ingest app: each a typed, keyword-only function."""

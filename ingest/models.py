@@ -1,0 +1,152 @@
+"""Sources, documents and chunks: what Graphloom was given and the pieces it embeds.
+
+Every row is workspace-scoped. A Document's text is the parsed text; a Chunk is a slice of
+it (`document.text[char_start:char_end] == chunk.text`), so evidence can point back to the
+exact characters. Chunk order within a document is the NEXT_CHUNK chain.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from pgvector.django import VectorField
+
+from workspaces.models import WorkspaceScopedModel
+
+
+class SourceKind(models.TextChoices):
+    UPLOAD = "upload", "Upload"
+    TEXT = "text", "Text"
+    URL = "url", "Single URL"
+    SITEMAP = "sitemap", "Sitemap"
+    CRAWL = "crawl", "Crawl"
+
+
+class SourceStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    DELETING = "deleting", "Deleting"
+
+
+class DocumentStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    PARSED = "parsed", "Parsed"
+    CHUNKED = "chunked", "Chunked"
+    EMBEDDED = "embedded", "Embedded"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Source(WorkspaceScopedModel):
+    kind = models.CharField(max_length=16, choices=SourceKind.choices)
+    name = models.CharField(max_length=300)
+    origin = models.TextField(blank=True, help_text="Where it came from: a URL, a path, 'api'")
+    tags = models.JSONField(default=list, blank=True)
+    settings = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=16, choices=SourceStatus.choices, default=SourceStatus.QUEUED
+    )
+    stage = models.CharField(max_length=32, blank=True)
+    # Recomputed from the documents by do_refresh_source_progress, never incremented blindly.
+    counters = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    warning = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["workspace", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(WorkspaceScopedModel):
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
+    # The identity of a document within its source: a relative path or a URL.
+    path = models.TextField()
+    title = models.TextField(blank=True)
+    mime = models.CharField(max_length=120, blank=True)
+    format = models.CharField(max_length=16, blank=True)
+    size = models.BigIntegerField(default=0)
+    # SHA-256 of the raw bytes: unchanged content does no work at all.
+    content_hash = models.CharField(max_length=64, blank=True)
+    # SHA-256 of what was parsed last; differs from content_hash until processing catches up.
+    processed_hash = models.CharField(max_length=64, blank=True)
+    blob = models.CharField(
+        max_length=500, blank=True, help_text="Stored raw file, under MEDIA_ROOT"
+    )
+    text = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
+    )
+    error = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["source", "path"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "path"], name="document_unique_path_in_source"
+            )
+        ]
+        indexes = [models.Index(fields=["source", "status"])]
+
+    def __str__(self) -> str:
+        return self.title or self.path
+
+
+class Chunk(WorkspaceScopedModel):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    token_count = models.PositiveIntegerField()
+    heading_path = models.JSONField(default=list, blank=True)
+    # SHA-256 of the text: the key for reusing embeddings (and, later, extractions).
+    content_hash = models.CharField(max_length=64, db_index=True)
+    # Any dimension; HNSW indexes are per dimension (partial expression indexes), see
+    # migrations and ingest/embeddings.py.
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    embedding_dim = models.PositiveSmallIntegerField(null=True, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    retrieved_count = models.PositiveIntegerField(default=0)
+    last_retrieved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document", "ordinal"]
+        constraints = [
+            # Deferred: re-ingestion renumbers kept chunks in place within one transaction.
+            models.UniqueConstraint(
+                fields=["document", "ordinal"],
+                name="chunk_unique_ordinal",
+                deferrable=models.Deferrable.DEFERRED,
+            )
+        ]
+        indexes = [
+            GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
+            models.Index(fields=["workspace", "content_hash"], name="chunk_ws_hash"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"

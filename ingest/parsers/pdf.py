@@ -1,0 +1,169 @@
+"""PDF: text page by page, with each page's place in the document text.
+
+Citations point at pages ("see page 12"), so the parser records where every page lies in the
+final text. PDFs are the format most often broken, encrypted or image-only, and each of those
+cases gets its own message instead of a pypdf traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import Any
+
+from pypdf import PasswordType, PdfReader
+from pypdf.errors import DependencyError, FileNotDecryptedError
+
+from ingest.parsers.base import Page, ParsedDocument, ParseError, ParserLimits
+from ingest.parsers.text import clean_text, filename_stem, first_line, short_title
+
+logger = logging.getLogger(__name__)
+
+PAGE_SEPARATOR = "\n\n"
+_ENCRYPTED = (
+    "The PDF is encrypted (password-protected); remove the password (for example by printing "
+    "it to a new PDF) and upload it again."
+)
+
+
+def parse_pdf(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocument:
+    reader = _open(data)
+    try:
+        page_count = len(reader.pages)
+    except FileNotDecryptedError:
+        raise ParseError(_ENCRYPTED) from None
+    except MemoryError:  # must reach the sandbox, which replaces the exhausted child
+        raise
+    except Exception as exc:
+        raise ParseError(f"The PDF is damaged or truncated: {_reason(exc)}.") from None
+    if page_count == 0:
+        raise ParseError("The PDF is damaged or truncated: it has no pages.")
+
+    texts: list[str] = []
+    warnings: list[str] = []
+    failed: list[int] = []
+    for number in range(1, page_count + 1):
+        try:
+            raw = reader.pages[number - 1].extract_text()
+        except FileNotDecryptedError:
+            raise ParseError(_ENCRYPTED) from None
+        except MemoryError:
+            raise
+        except Exception as exc:
+            # One broken page (a bad font, a corrupt stream) must not cost the other pages.
+            logger.info("PDF %r: page %d failed: %r", filename, number, exc)
+            failed.append(number)
+            raw = ""
+        texts.append(clean_text(raw).strip())
+    if failed:
+        if len(failed) == page_count:
+            raise ParseError("The PDF is damaged or truncated: no page could be read.")
+        warnings.append(
+            f"{len(failed)} of {page_count} pages could not be read and were skipped "
+            f"(pages {_ranges(failed)})."
+        )
+
+    text, pages = _join_pages(texts)
+    if not text:
+        raise ParseError(
+            "The PDF has no extractable text (scanned?). Its pages are probably images; run "
+            "OCR on it (for example with ocrmypdf) and upload the result."
+        )
+    metadata: dict[str, Any] = {"page_count": page_count, **_metadata(reader)}
+    return ParsedDocument(
+        text=text,
+        title=short_title(metadata.get("title")) or first_line(text) or filename_stem(filename),
+        format="pdf",
+        mime="application/pdf",
+        metadata=metadata,
+        pages=pages,
+        warnings=tuple(warnings),
+    )
+
+
+def _open(data: bytes) -> PdfReader:
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+    except DependencyError:
+        # pypdf needs the `cryptography` package for AES; without it the PDF is as good as locked.
+        raise ParseError(_ENCRYPTED) from None
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise ParseError(f"The PDF is damaged or truncated: {_reason(exc)}.") from None
+    if reader.is_encrypted:
+        # pypdf already tried the empty password; asking again tells whether that worked.
+        try:
+            opened = reader.decrypt("")
+        except MemoryError:
+            raise
+        except Exception:
+            raise ParseError(_ENCRYPTED) from None
+        if opened == PasswordType.NOT_DECRYPTED:
+            raise ParseError(_ENCRYPTED)
+    return reader
+
+
+def _join_pages(texts: list[str]) -> tuple[str, tuple[Page, ...]]:
+    """Pages joined by a blank line; an empty page gets an empty span and no separator."""
+    parts: list[str] = []
+    pages: list[Page] = []
+    position = 0
+    for number, page_text in enumerate(texts, start=1):
+        if page_text and parts:
+            parts.append(PAGE_SEPARATOR)
+            position += len(PAGE_SEPARATOR)
+        start = position
+        parts.append(page_text)
+        position += len(page_text)
+        pages.append(Page(number=number, start=start, end=position))
+    return "".join(parts), tuple(pages)
+
+
+def _metadata(reader: PdfReader) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    try:
+        info = reader.metadata
+    except MemoryError:
+        raise
+    except Exception:
+        return found  # a broken info dictionary is no reason to lose the text
+    if info is None:
+        return found
+    for key, read in (("title", lambda: info.title), ("author", lambda: info.author)):
+        try:
+            value = short_title(str(read() or ""))
+        except MemoryError:
+            raise
+        except Exception:  # noqa: S112 - a malformed field is skipped, the others still count
+            continue
+        if value:
+            found[key] = value
+    try:
+        created = info.creation_date
+    except MemoryError:
+        raise
+    except Exception:
+        created = None
+    if created is not None:
+        found["created"] = created.isoformat()
+    return found
+
+
+def _reason(exc: Exception) -> str:
+    message = str(exc).strip().rstrip(".") or type(exc).__name__
+    return message[:200]
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 7] -> '1-3, 7'."""
+    spans: list[str] = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        spans.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(spans)

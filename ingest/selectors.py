@@ -1,0 +1,49 @@
+"""Reads of the ingest app, always within one workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from ingest.models import Chunk, Document, DocumentStatus, Source
+from workspaces.models import Workspace
+from workspaces.selectors import get_object_for_workspace
+
+
+def get_sources(workspace: Workspace) -> QuerySet[Source]:
+    return Source.objects.for_workspace(workspace).order_by("-created_at")
+
+
+def get_source_for_workspace(workspace: Workspace, source_id: object) -> Source:
+    return get_object_for_workspace(Source.objects.all(), workspace, source_id, label="Source")
+
+
+def get_failed_documents(source: Source, *, limit: int = 100) -> list[dict[str, Any]]:
+    failed = Document.objects.filter(source=source, status=DocumentStatus.FAILED).order_by("path")
+    return [
+        {"id": d.pk, "path": d.path, "error": d.error}
+        for d in failed.only("id", "path", "error")[:limit]
+    ]
+
+
+def get_documents(source: Source) -> QuerySet[Document]:
+    return (
+        Document.objects.filter(source=source)
+        .defer("text")
+        .annotate(chunk_count=Count("chunks"))
+        .order_by("path")
+    )
+
+
+def get_document_for_workspace(workspace: Workspace, document_id: object) -> Document:
+    return get_object_for_workspace(
+        Document.objects.annotate(chunk_count=Count("chunks")),
+        workspace,
+        document_id,
+        label="Document",
+    )
+
+
+def get_chunks(document: Document) -> QuerySet[Chunk]:
+    return Chunk.objects.filter(document=document).defer("embedding").order_by("ordinal")

@@ -1,0 +1,136 @@
+"""The ingestion stages a document passes through: parse, chunk, embed.
+
+Each stage is idempotent and resumable: it looks at the document's status and hashes,
+does only what is missing, and records what it did before returning, so a worker killed at
+any point leaves a document that the next run finishes without duplicates. Each writes in
+its own transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import transaction
+
+from ingest import blobs
+from ingest.actions.embeddings import do_embed_chunks
+from ingest.chunking import chunk_text
+from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
+from ingest.models import Chunk, Document, DocumentStatus, Source
+from ingest.parsers import parse_isolated
+from ingest.parsers.base import ParserLimits
+
+logger = logging.getLogger(__name__)
+
+_PARSED_OR_LATER = {DocumentStatus.PARSED, DocumentStatus.CHUNKED, DocumentStatus.EMBEDDED}
+
+
+def parse(*, document: Document) -> None:
+    """Raw bytes → text and metadata. Skipped when these exact bytes were parsed already."""
+    if document.processed_hash == document.content_hash and document.status in _PARSED_OR_LATER:
+        return
+    data = blobs.read_blob(document.blob)
+    parsed = parse_isolated(
+        data, filename=document.path.rsplit("/", 1)[-1], limits=ParserLimits.from_settings()
+    )
+    document.text = parsed.text
+    document.title = parsed.title[:1000]
+    document.format = parsed.format
+    document.mime = parsed.mime
+    document.metadata = {
+        **parsed.metadata,
+        "pages": [[p.number, p.start, p.end] for p in parsed.pages],
+    }
+    document.warnings = list(parsed.warnings)
+    document.processed_hash = document.content_hash
+    document.status = DocumentStatus.PARSED
+    document.error = ""
+    document.save(
+        update_fields=[
+            "text", "title", "format", "mime", "metadata", "warnings",
+            "processed_hash", "status", "error", "updated_at",
+        ]
+    )  # fmt: skip
+
+
+@transaction.atomic
+def chunk(*, document: Document) -> None:
+    """Text → chunks, reusing every existing chunk whose text is unchanged.
+
+    Kept chunks keep their id, embedding and (later) everything derived from them; chunks
+    whose text disappeared are deleted with what was derived from them.
+    """
+    if document.status != DocumentStatus.PARSED:
+        return
+    counter, budget = get_token_counter()
+    spans = chunk_text(
+        document.text,
+        counter=counter,
+        max_tokens=settings.CHUNK_MAX_TOKENS or budget,
+        overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+    )
+    existing: dict[str, list[Chunk]] = {}
+    for old in Chunk.objects.filter(document=document).order_by("ordinal"):
+        existing.setdefault(old.content_hash, []).append(old)
+    kept: list[Chunk] = []
+    created: list[Chunk] = []
+    for ordinal, span in enumerate(spans):
+        same = existing.get(span.content_hash)
+        if same:
+            row = same.pop(0)
+            row.ordinal, row.char_start, row.char_end = ordinal, span.start, span.end
+            row.heading_path, row.token_count = list(span.heading_path), span.token_count
+            kept.append(row)
+        else:
+            created.append(
+                Chunk(
+                    workspace_id=document.workspace_id,
+                    document=document,
+                    ordinal=ordinal,
+                    text=span.text,
+                    char_start=span.start,
+                    char_end=span.end,
+                    token_count=span.token_count,
+                    heading_path=list(span.heading_path),
+                    content_hash=span.content_hash,
+                )
+            )
+    stale = [row.pk for rows in existing.values() for row in rows]
+    if stale:
+        Chunk.objects.filter(pk__in=stale).delete()
+    Chunk.objects.bulk_update(
+        kept, ["ordinal", "char_start", "char_end", "heading_path", "token_count"], batch_size=500
+    )
+    Chunk.objects.bulk_create(created, batch_size=500)
+    document.status = DocumentStatus.CHUNKED
+    document.save(update_fields=["status", "updated_at"])
+
+
+def embed(*, document: Document) -> None:
+    """Vectors for this document's chunks that lack one from the current model.
+
+    A vector already computed for the same text in this workspace is copied, not recomputed.
+    Without a usable model the document goes on without vectors and the source says why.
+    """
+    if document.status not in {DocumentStatus.CHUNKED, DocumentStatus.EMBEDDED}:
+        return
+    try:
+        embedder = get_embedder()
+    except EmbeddingUnavailable as exc:
+        warning = (
+            f"No embeddings: {exc}. Keyword search works; "
+            "run `manage.py backfill_embeddings` once the model is available."
+        )
+        Source.objects.filter(pk=document.source_id).exclude(warning=warning).update(
+            warning=warning
+        )
+    else:
+        do_embed_chunks(
+            chunks=Chunk.objects.filter(document=document).exclude(
+                embedding_model=embedder.model_id
+            ),
+            workspace_id=document.workspace_id,
+        )
+    document.status = DocumentStatus.EMBEDDED
+    document.save(update_fields=["status", "updated_at"])

@@ -1,0 +1,18 @@
+"""Background tasks of the ingest app: ids in, reload, tolerate deletion, call an action."""
+
+from __future__ import annotations
+
+from django.tasks import task
+
+from ingest.actions.pipeline import do_process_document
+from ingest.actions.sources import do_delete_source
+
+
+@task
+def process_document(document_id: int) -> str:
+    return do_process_document(document_id=document_id)
+
+
+@task
+def delete_source(source_id: int) -> bool:
+    return do_delete_source(source_id=source_id)

