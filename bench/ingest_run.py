@@ -16,10 +16,11 @@ from pathlib import Path
 
 import docx
 import psutil
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
-from ingest.actions.pipeline import do_process_document
+from ingest.actions.pipeline import do_process_documents
 from ingest.actions.sources import (
     PENDING,
     do_add_file,
@@ -153,17 +154,20 @@ def corpus(docs: int, seed: int = 7) -> dict[str, bytes]:
     kinds = ["md", "txt", "html", "json", "md", "txt", "html", "pdf", "docx", "md"]
     files = {}
     for n in range(docs):
-        title, parts = document_text(rng, n, sections=9)
+        title, parts = document_text(rng, n, sections=14)
         extension, data = render(kinds[n % len(kinds)], title, parts)
         files[f"doc-{n:03}.{extension}"] = data
     return files
 
 
 def process_all(source: Source) -> None:
-    for pk in list(
+    """What the workers do, in this process: groups of INGEST_DOCUMENTS_PER_TASK documents."""
+    ids = list(
         Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
-    ):
-        do_process_document(document_id=pk)
+    )
+    size = settings.INGEST_DOCUMENTS_PER_TASK
+    for start in range(0, len(ids), size):
+        do_process_documents(document_ids=ids[start : start + size])
 
 
 def one_run(run: int, files: dict[str, bytes]) -> dict[str, float]:

@@ -72,21 +72,7 @@ _UPLOAD_BODY = {
 
 
 def source_out(source: Source) -> dict[str, Any]:
-    return {
-        "id": source.pk,
-        "kind": source.kind,
-        "name": source.name,
-        "origin": source.origin,
-        "tags": source.tags,
-        "status": source.status,
-        "stage": source.stage,
-        "counters": source.counters,
-        "error": source.error,
-        "warning": source.warning,
-        "created_at": source.created_at,
-        "started_at": source.started_at,
-        "finished_at": source.finished_at,
-    }
+    return SourceOut.model_validate(source).model_dump()
 
 
 def _uploaded_files(request: HttpRequest) -> list[UploadedFile]:

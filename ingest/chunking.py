@@ -206,18 +206,39 @@ def _finalize(
     return chunks
 
 
+def _section_remainders(units: Sequence[_Unit]) -> list[int]:
+    """For each unit, the tokens from it to the end of its section (inclusive)."""
+    remaining = [0] * len(units)
+    running = 0
+    for i in range(len(units) - 1, -1, -1):
+        if i == len(units) - 1 or units[i + 1].section != units[i].section:
+            running = 0
+        running += units[i].tokens
+        remaining[i] = running
+    return remaining
+
+
+def _target(remaining: int, max_tokens: int) -> int:
+    """Spread a section evenly over as few chunks as fit: 300 tokens with a 254 budget make
+    two chunks of ~150, not 254 + 46. Even chunks embed with less padding and make better
+    evidence than a long chunk followed by a scrap."""
+    pieces = max(1, -(-remaining // max_tokens))
+    return min(max_tokens, -(-remaining // pieces))
+
+
 def _pack(
     units: Sequence[_Unit], *, max_tokens: int, max_chars: int, overlap_tokens: int
 ) -> Iterator[list[_Unit]]:
+    remaining = _section_remainders(units)
     current: list[_Unit] = []
     total = 0
-    for unit in units:
+    target = _target(remaining[0], max_tokens) if units else max_tokens
+    for index, unit in enumerate(units):
         new_section = bool(current) and unit.section != current[-1].section
         body_so_far = any(not u.is_heading for u in current)
         too_long = bool(current) and unit.end - current[0].start > max_chars
-        if current and (
-            total + unit.tokens > max_tokens or too_long or (new_section and body_so_far)
-        ):
+        over = total + unit.tokens > max_tokens or (total >= target and not unit.is_heading)
+        if current and (over or too_long or (new_section and body_so_far)):
             yield current
             carried: list[_Unit] = []
             if overlap_tokens and not new_section:
@@ -230,6 +251,9 @@ def _pack(
                 if sum(u.tokens for u in carried) + unit.tokens > max_tokens:
                     carried = []
             current, total = carried, sum(u.tokens for u in carried)
+            target = _target(remaining[index] + total, max_tokens)
+        elif not current:
+            target = _target(remaining[index], max_tokens)
         current.append(unit)
         total += unit.tokens
     if current:

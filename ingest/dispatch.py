@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import partial
 
+from django.conf import settings
 from django.db import transaction
 
 
 def _enqueue_documents(ids: list[int]) -> None:
-    from ingest.tasks import process_document
+    from ingest.tasks import process_documents
 
-    for document_id in ids:
-        process_document.enqueue(document_id)
+    size = max(1, settings.INGEST_DOCUMENTS_PER_TASK)
+    for start in range(0, len(ids), size):
+        process_documents.enqueue(ids[start : start + size])
 
 
 def enqueue_documents(document_ids: Iterable[int]) -> None:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from django.tasks import task
 
-from ingest.actions.pipeline import do_process_document
+from ingest.actions.pipeline import do_process_document, do_process_documents
 from ingest.actions.sources import do_delete_source
 
 
 @task
 def process_document(document_id: int) -> str:
     return do_process_document(document_id=document_id)
+
+
+@task
+def process_documents(document_ids: list[int]) -> list[str]:
+    return do_process_documents(document_ids=document_ids)
 
 
 @task

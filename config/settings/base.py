@@ -169,6 +169,8 @@ INGEST_PARSE_MEMORY_MB = int(env_float("GRAPHLOOM_PARSE_MEMORY_MB", 2048))
 # Chunks fit the embedding model (its max sequence length); these two tune that.
 CHUNK_MAX_TOKENS = int(env_float("GRAPHLOOM_CHUNK_MAX_TOKENS", 0)) or None  # None: the model's
 CHUNK_OVERLAP_TOKENS = int(env_float("GRAPHLOOM_CHUNK_OVERLAP_TOKENS", 32))
+# Documents per worker task: their chunks are embedded in one length-sorted call.
+INGEST_DOCUMENTS_PER_TASK = int(env_float("GRAPHLOOM_DOCUMENTS_PER_TASK", 16))
 # The pipeline each document goes through, in order, loaded lazily like middleware. The
 # ingest app never imports knowledge: its stages are named here.
 INGEST_PIPELINE_STAGES = [

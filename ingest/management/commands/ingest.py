@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from tqdm import tqdm
 
-from ingest.actions.pipeline import do_process_document
+from ingest.actions.pipeline import do_process_documents
 from ingest.actions.sources import PENDING, do_add_file, do_create_source, do_start_source
 from ingest.models import Document, DocumentStatus, Source, SourceKind
 from system.selectors import get_worker_status
@@ -123,10 +124,12 @@ class Command(BaseCommand):
         ids = list(
             Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
         )
+        size = max(1, settings.INGEST_DOCUMENTS_PER_TASK)
         with self._progress(len(ids)) as bar:
-            for document_id in ids:
-                do_process_document(document_id=document_id)
-                bar.update(1)
+            for start in range(0, len(ids), size):
+                group = ids[start : start + size]
+                do_process_documents(document_ids=group)
+                bar.update(len(group))
 
     def _wait(self, source: Source) -> None:
         total = Document.objects.filter(source=source).count()

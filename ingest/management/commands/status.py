@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from ingest.schemas import SourceOut
 from ingest.selectors import get_failed_documents, get_source_for_workspace, get_sources
 from workspaces.errors import NotFound
 from workspaces.models import Workspace
@@ -49,18 +50,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"        warning: {row['warning']}")
 
     def _row(self, source: Any, *, failed: bool) -> dict[str, Any]:
-        row = {
-            "id": source.pk,
-            "name": source.name,
-            "kind": source.kind,
-            "status": source.status,
-            "stage": source.stage,
-            "counters": source.counters,
-            "error": source.error,
-            "warning": source.warning,
-            "created_at": source.created_at,
-            "finished_at": source.finished_at,
-        }
+        row = SourceOut.model_validate(source).model_dump(mode="json")
         if failed:
             row["failed"] = get_failed_documents(source)
         return row
