@@ -294,8 +294,9 @@ def main() -> None:
         result = one_run(run, files)
         runs.append(result)
         print(json.dumps({"run": run, **{k: round(v, 3) for k, v in result.items()}}), flush=True)
-    summary = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
-    print("median:", json.dumps(summary), flush=True)
+    if runs:
+        summary = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
+        print("median:", json.dumps(summary), flush=True)
 
     if not args.skip_pdf:
         pdf = big_pdf(int(args.pdf_mb * 1e6))

@@ -42,7 +42,16 @@ def parse_pdf(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocu
     texts: list[str] = []
     warnings: list[str] = []
     failed: list[int] = []
+    extracted = 0
     for number in range(1, page_count + 1):
+        if extracted > limits.max_chars:
+            # The text will be cut at max_chars anyway: reading thousands more pages would
+            # only spend the parse timeout.
+            warnings.append(
+                f"Stopped reading after page {number - 1} of {page_count}: the text limit of "
+                f"{limits.max_chars:,} characters was reached."
+            )
+            break
         try:
             raw = reader.pages[number - 1].extract_text()
         except FileNotDecryptedError:
@@ -55,6 +64,7 @@ def parse_pdf(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocu
             failed.append(number)
             raw = ""
         texts.append(clean_text(raw).strip())
+        extracted += len(texts[-1])
     if failed:
         if len(failed) == page_count:
             raise ParseError("The PDF is damaged or truncated: no page could be read.")

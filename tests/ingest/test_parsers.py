@@ -238,6 +238,15 @@ def test_pdf_truncated_to_max_chars_keeps_consistent_page_spans():
     ]
 
 
+def test_pdf_pages_past_the_text_limit_are_not_read():
+    pages = [f"page {n} " + "word " * 20 for n in range(1, 201)]
+    doc = parse(pdf_bytes(pages), filename="long.pdf", limits=ParserLimits(max_chars=500))
+    assert doc.metadata["page_count"] == 200
+    assert doc.metadata["truncated"] is True
+    assert len(doc.pages) < 10
+    assert any("Stopped reading after page" in w for w in doc.warnings)
+
+
 # --- DOCX ----------------------------------------------------------------------------------
 
 
