@@ -14,22 +14,29 @@ from ninja import Router, Schema, Status
 from ninja.pagination import LimitOffsetPagination, paginate
 from pydantic import ValidationError as PydanticValidationError
 
+from ingest.actions.crawl import (
+    do_create_crawl_source,
+    do_rerun_source,
+    do_start_crawl,
+    validate_crawl_settings,
+)
 from ingest.actions.sources import (
     do_add_file,
     do_add_text,
     do_cancel_source,
     do_create_source,
-    do_reingest_source,
     do_request_source_deletion,
     do_retry_source,
     do_start_source,
 )
-from ingest.models import Chunk, Document, Source, SourceKind
+from ingest.models import Chunk, CrawlPage, CrawlPageStatus, Document, Source, SourceKind
 from ingest.parsers import detect_format
 from ingest.parsers.base import ParseError, UnsupportedFormat
 from ingest.schemas import (
     ActionResult,
     ChunkOut,
+    CrawlPageOut,
+    CrawlSourceIn,
     DocumentOut,
     SourceCreated,
     SourceDetailOut,
@@ -41,6 +48,7 @@ from ingest.selectors import (
     get_document_for_workspace,
     get_documents,
     get_failed_documents,
+    get_pages,
     get_source_for_workspace,
     get_sources,
 )
@@ -134,11 +142,12 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
     caller = get_caller(request)
     workspace = membership.workspace
     if request.content_type == "application/json":
+        kind = _json_kind(request)
+        if kind in {"crawl", SourceKind.URL, SourceKind.SITEMAP}:
+            return Status(201, _create_crawl(request, workspace, caller.user))
+        if kind != SourceKind.TEXT:
+            raise InvalidInput(f"kind: expected text, crawl, url or sitemap, not {kind!r}.")
         payload = _json_payload(request, TextSourceIn)
-        if payload.kind != SourceKind.TEXT:
-            raise InvalidInput(
-                f"kind: JSON sources of kind {payload.kind!r} are not supported here."
-            )
         with transaction.atomic():
             source = do_create_source(
                 workspace=workspace,
@@ -177,6 +186,40 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
             "unchanged": [a.document.pk for a in added if not a.changed],
         },
     )
+
+
+def _json_kind(request: HttpRequest) -> str:
+    try:
+        body = json.loads(request.body or b"{}")
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"The body is not valid JSON: {exc.msg} at position {exc.pos}."
+        ) from None
+    if not isinstance(body, dict):
+        raise InvalidInput("The body must be a JSON object.")
+    return str(body.get("kind", SourceKind.TEXT))
+
+
+def _create_crawl(request: HttpRequest, workspace: Any, user: Any) -> dict[str, Any]:
+    payload = _json_payload(request, CrawlSourceIn)
+    default_mode = {"url": "single", "sitemap": "sitemap"}.get(payload.kind, "recursive")
+    crawl = validate_crawl_settings(
+        url=payload.url,
+        mode=payload.mode or default_mode,
+        max_pages=payload.max_pages,
+        max_depth=payload.max_depth,
+        allow=payload.allow,
+        deny=payload.deny,
+        rate=payload.rate,
+        include_subdomains=payload.include_subdomains,
+        use_llms_txt=payload.use_llms_txt,
+    )
+    with transaction.atomic():
+        source = do_create_crawl_source(
+            workspace=workspace, crawl=crawl, name=payload.name, tags=payload.tags, created_by=user
+        )
+        source = do_start_crawl(source=source)
+    return {**source_out(source), "documents": [], "unchanged": []}
 
 
 def _json_payload[SchemaT: Schema](request: HttpRequest, schema: type[SchemaT]) -> SchemaT:
@@ -234,7 +277,7 @@ def get_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any
 def reingest_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any]:
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
-    queued = do_reingest_source(source=source)
+    queued = do_rerun_source(source=source)
     source.refresh_from_db()
     return {"source": source_out(source), "queued": queued}
 
@@ -302,3 +345,19 @@ def list_chunks(request: HttpRequest, slug: str, document_id: int) -> QuerySet[C
 def list_documents(request: HttpRequest, slug: str, source_id: int) -> QuerySet[Document]:
     membership = get_workspace_access(request, slug)
     return get_documents(get_source_for_workspace(membership.workspace, source_id))
+
+
+@router.get(
+    "/workspaces/{slug}/sources/{source_id}/pages",
+    response=list[CrawlPageOut],
+    summary="A crawl's pages (the frontier), filterable by status",
+)
+@paginate(LimitOffsetPagination)
+def list_pages(
+    request: HttpRequest, slug: str, source_id: int, status: str | None = None
+) -> QuerySet[CrawlPage]:
+    membership = get_workspace_access(request, slug)
+    source = get_source_for_workspace(membership.workspace, source_id)
+    if status is not None and status not in CrawlPageStatus.values:
+        raise InvalidInput(f"status: choose one of {', '.join(CrawlPageStatus.values)}.")
+    return get_pages(source, status=status)

@@ -35,3 +35,13 @@ def _enqueue_source_deletion(source_id: int) -> None:
 
 def enqueue_source_deletion(source_id: int) -> None:
     transaction.on_commit(partial(_enqueue_source_deletion, source_id))
+
+
+def _enqueue_crawl(source_id: int) -> None:
+    from ingest.tasks import crawl_source
+
+    crawl_source.enqueue(source_id)
+
+
+def enqueue_crawl(source_id: int) -> None:
+    transaction.on_commit(partial(_enqueue_crawl, source_id))

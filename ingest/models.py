@@ -150,3 +150,62 @@ class Chunk(WorkspaceScopedModel):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+
+class CrawlPageStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    FETCHING = "fetching", "Fetching"
+    FETCHED = "fetched", "Fetched"
+    SKIPPED = "skipped", "Skipped"
+    FAILED = "failed", "Failed"
+    INGESTED = "ingested", "Ingested"
+
+
+class CrawlPage(WorkspaceScopedModel):
+    """One URL of a crawl: the persistent frontier, and the record of what happened to it.
+
+    A crawl is the loop "take queued pages, fetch, record, discover" over these rows, so a
+    crawl killed at any point continues from them without fetching finished pages again.
+    Conditional-request validators (ETag, Last-Modified) and the content hash live here so a
+    recrawl can tell unchanged pages without parsing anything.
+    """
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="pages")
+    url = models.TextField()
+    url_hash = models.CharField(max_length=64)
+    depth = models.PositiveIntegerField(default=0)
+    via = models.CharField(
+        max_length=16, default="seed", help_text="seed, link, sitemap, llms, canonical"
+    )
+    status = models.CharField(
+        max_length=16, choices=CrawlPageStatus.choices, default=CrawlPageStatus.QUEUED
+    )
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True, help_text="Why it was skipped or failed")
+    final_url = models.TextField(blank=True)
+    redirects = models.JSONField(default=list, blank=True)
+    content_type = models.CharField(max_length=120, blank=True)
+    content_hash = models.CharField(max_length=64, blank=True)
+    etag = models.CharField(max_length=500, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+    sitemap_lastmod = models.DateTimeField(null=True, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    elapsed_ms = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    not_before = models.DateTimeField(null=True, blank=True, help_text="Retry-After")
+    document = models.ForeignKey(
+        Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source", "depth", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "url_hash"], name="crawlpage_unique_url")
+        ]
+        indexes = [
+            models.Index(fields=["source", "status", "depth", "id"], name="crawlpage_frontier")
+        ]
+
+    def __str__(self) -> str:
+        return self.url

@@ -16,6 +16,41 @@ class TextSourceIn(Schema):
     tags: list[str] = Field(default_factory=list)
 
 
+class CrawlSourceIn(Schema):
+    kind: str = Field("crawl", description="'crawl' (with mode), 'url' (single) or 'sitemap'")
+    url: str = Field(..., max_length=2048)
+    mode: str | None = Field(None, description="single | sitemap | recursive (default: recursive)")
+    max_pages: int | None = Field(None, ge=1, le=1_000_000)
+    max_depth: int | None = Field(None, ge=0, le=100)
+    allow: list[str] = Field(
+        default_factory=list, description="regular expressions a URL must match"
+    )
+    deny: list[str] = Field(default_factory=list, description="regular expressions excluding URLs")
+    rate: float | None = Field(None, ge=0, description="requests per second per host; 0: no limit")
+    include_subdomains: bool = False
+    use_llms_txt: bool = True
+    name: str = Field("", max_length=300)
+    tags: list[str] = Field(default_factory=list)
+
+
+class CrawlPageOut(Schema):
+    id: int
+    url: str
+    depth: int
+    via: str
+    status: str = Field(
+        ..., description="queued | fetching | fetched | skipped | failed | ingested"
+    )
+    http_status: int | None
+    reason: str
+    final_url: str
+    redirects: list[str]
+    content_type: str
+    fetched_at: datetime | None
+    elapsed_ms: int | None
+    document_id: int | None
+
+
 class FailedDocument(Schema):
     id: int
     path: str

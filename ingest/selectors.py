@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from ingest.models import Chunk, Document, DocumentStatus, Source
+from ingest.models import Chunk, CrawlPage, Document, DocumentStatus, Source
 from workspaces.models import Workspace
 from workspaces.selectors import get_object_for_workspace
 
@@ -47,3 +47,8 @@ def get_document_for_workspace(workspace: Workspace, document_id: object) -> Doc
 
 def get_chunks(document: Document) -> QuerySet[Chunk]:
     return Chunk.objects.filter(document=document).defer("embedding").order_by("ordinal")
+
+
+def get_pages(source: Source, *, status: str | None = None) -> QuerySet[CrawlPage]:
+    pages = CrawlPage.objects.filter(source=source).order_by("depth", "id")
+    return pages.filter(status=status) if status else pages

@@ -180,6 +180,23 @@ INGEST_PIPELINE_STAGES = [
     "knowledge.stages.extract",
 ]
 
+# --- Crawling ----------------------------------------------------------------------------
+CRAWL_USER_AGENT = os.environ.get(
+    "GRAPHLOOM_CRAWL_USER_AGENT",
+    "GraphloomBot/0.1 (+https://github.com/graphloom/graphloom; knowledge-graph crawler)",
+)
+CRAWL_RATE_PER_HOST = env_float("GRAPHLOOM_CRAWL_RATE", 2.0)  # requests per second, per host
+CRAWL_CONCURRENCY = int(env_float("GRAPHLOOM_CRAWL_CONCURRENCY", 4))
+CRAWL_TIMEOUT_SECONDS = env_float("GRAPHLOOM_CRAWL_TIMEOUT_SECONDS", 20)
+CRAWL_MAX_RESPONSE_BYTES = int(env_float("GRAPHLOOM_CRAWL_MAX_RESPONSE_MB", 20) * 1024 * 1024)
+CRAWL_MAX_REDIRECTS = int(env_float("GRAPHLOOM_CRAWL_MAX_REDIRECTS", 5))
+CRAWL_MAX_URL_LENGTH = int(env_float("GRAPHLOOM_CRAWL_MAX_URL_LENGTH", 2048))
+CRAWL_MAX_QUERY_VARIANTS = int(env_float("GRAPHLOOM_CRAWL_MAX_QUERY_VARIANTS", 20))
+CRAWL_MAX_RETRY_AFTER_SECONDS = env_float("GRAPHLOOM_CRAWL_MAX_RETRY_AFTER_SECONDS", 300)
+CRAWL_KEEP_GONE_PAGES = env_bool("GRAPHLOOM_CRAWL_KEEP_GONE_PAGES", False)
+# CIDR ranges the crawler may reach although they are private/loopback (intranets, tests).
+CRAWL_ALLOWED_NETWORKS = env_list("GRAPHLOOM_CRAWL_ALLOWED_NETWORKS", [])
+
 # --- Auth -----------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

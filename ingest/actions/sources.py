@@ -11,13 +11,23 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from ingest import blobs, dispatch
-from ingest.models import Chunk, Document, DocumentStatus, Source, SourceKind, SourceStatus
+from ingest.models import (
+    Chunk,
+    CrawlPage,
+    CrawlPageStatus,
+    Document,
+    DocumentStatus,
+    Source,
+    SourceKind,
+    SourceStatus,
+)
 from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+CRAWL_KINDS = {SourceKind.URL, SourceKind.SITEMAP, SourceKind.CRAWL}
 PENDING = [
     DocumentStatus.QUEUED,
     DocumentStatus.PARSED,
@@ -225,10 +235,20 @@ def do_refresh_source_progress(*, source_id: int) -> Source | None:
         chunks = Chunk.objects.filter(document__source_id=source_id).aggregate(
             chunks=Count("pk"), embedded=Count("pk", filter=Q(embedding__isnull=False))
         )
-        source.counters = {**docs, **chunks}
+        pages = _page_counters(source) if source.kind in CRAWL_KINDS else {}
+        source.counters = {**docs, **chunks, **pages}
         fields = ["counters"]
-        if docs["pending"] == 0 and source.status in {SourceStatus.RUNNING, SourceStatus.QUEUED}:
-            all_failed = docs["documents"] > 0 and docs["failed"] == docs["documents"]
+        crawling = pages.get("pages_queued", 0) > 0
+        if (
+            docs["pending"] == 0
+            and not crawling
+            and source.status in {SourceStatus.RUNNING, SourceStatus.QUEUED}
+        ):
+            all_failed = (docs["documents"] > 0 and docs["failed"] == docs["documents"]) or (
+                source.kind in CRAWL_KINDS
+                and docs["documents"] == 0
+                and pages.get("pages_failed", 0) > 0
+            )
             source.status = SourceStatus.FAILED if all_failed else SourceStatus.DONE
             source.error = "Every document failed; see their errors." if all_failed else ""
             source.stage = "done"
@@ -236,3 +256,20 @@ def do_refresh_source_progress(*, source_id: int) -> Source | None:
             fields += ["status", "error", "stage", "finished_at"]
         source.save(update_fields=fields)
     return source
+
+
+def _page_counters(source: Source) -> dict[str, int]:
+    """Crawl progress from the frontier rows: discovered, fetched, skipped (by robots.txt and
+    otherwise), failed, ingested, and still queued."""
+    counts = CrawlPage.objects.filter(source=source).aggregate(
+        discovered=Count("pk"),
+        fetched=Count("pk", filter=Q(http_status__isnull=False)),
+        skipped_robots=Count(
+            "pk", filter=Q(status=CrawlPageStatus.SKIPPED, reason="disallowed by robots.txt")
+        ),
+        skipped=Count("pk", filter=Q(status=CrawlPageStatus.SKIPPED)),
+        failed=Count("pk", filter=Q(status=CrawlPageStatus.FAILED)),
+        ingested=Count("pk", filter=Q(status=CrawlPageStatus.INGESTED)),
+        queued=Count("pk", filter=Q(status__in=[CrawlPageStatus.QUEUED, CrawlPageStatus.FETCHING])),
+    )
+    return {f"pages_{key}": value for key, value in counts.items()}
