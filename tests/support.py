@@ -43,6 +43,18 @@ def start_manage(
     )
 
 
+def start_worker(name: str, **env: str) -> subprocess.Popen:
+    """A real task worker on this test run's database, beating fast and declared dead 2 s
+    after its last beat (so tests that kill one see its tasks re-queued quickly)."""
+    environment = subprocess_env(
+        GRAPHLOOM_WORKER_HEARTBEAT_SECONDS="0.2", GRAPHLOOM_WORKER_STALE_AFTER_SECONDS="2", **env
+    )
+    return start_manage(
+        "worker", "--no-reload", "--interval", "0.1", "--no-startup-delay", "--worker-id", name,
+        env=environment,
+    )  # fmt: skip
+
+
 def wait_for[T](
     probe: Callable[[], T | None], *, timeout: float = 60.0, what: str = "condition"
 ) -> T:

@@ -23,7 +23,7 @@ from ingest.actions.crawl import (
 from ingest.actions.pipeline import do_process_documents
 from ingest.models import Chunk, CrawlPage, Document, Source
 from tests.ingest.crawl_site import CrawlSite
-from tests.support import start_manage, subprocess_env, wait_for
+from tests.support import start_worker, wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -307,21 +307,10 @@ def test_a_killed_crawl_resumes_without_refetching_finished_pages(alice, tmp_pat
         do_start_crawl(source=source)  # enqueues the crawl task for a worker
 
         def worker(name: str) -> subprocess.Popen:
-            env = subprocess_env(
-                GRAPHLOOM_WORKER_HEARTBEAT_SECONDS="0.2",
-                GRAPHLOOM_WORKER_STALE_AFTER_SECONDS="2",
+            return start_worker(
+                name,
                 GRAPHLOOM_MEDIA_ROOT=str(Path(settings.MEDIA_ROOT)),
                 GRAPHLOOM_CRAWL_ALLOWED_NETWORKS="127.0.0.0/8",
-            )
-            return start_manage(
-                "worker",
-                "--no-reload",
-                "--interval",
-                "0.1",
-                "--no-startup-delay",
-                "--worker-id",
-                name,
-                env=env,
             )
 
         first = worker("crawler-1")

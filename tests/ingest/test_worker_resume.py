@@ -4,8 +4,6 @@ exactly the documents and chunks of an uninterrupted run."""
 from __future__ import annotations
 
 import signal
-import subprocess
-from pathlib import Path
 
 import pytest
 from django_tasks_db.models import DBTaskResult
@@ -13,7 +11,7 @@ from django_tasks_db.models import DBTaskResult
 from ingest.actions.sources import do_add_file, do_create_source, do_start_source
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from tests.ingest.conftest import run_pending
-from tests.support import start_manage, subprocess_env, wait_for
+from tests.support import start_worker, wait_for
 from workspaces.actions.workspaces import do_create_workspace
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -44,24 +42,6 @@ def snapshot(source: Source) -> dict[str, list[tuple[int, str, int, int]]]:
     }
 
 
-def start_worker(name: str, media_root: Path) -> subprocess.Popen:
-    env = subprocess_env(
-        GRAPHLOOM_WORKER_HEARTBEAT_SECONDS="0.2",
-        GRAPHLOOM_WORKER_STALE_AFTER_SECONDS="2",
-        GRAPHLOOM_MEDIA_ROOT=str(media_root),
-    )
-    return start_manage(
-        "worker",
-        "--no-reload",
-        "--interval",
-        "0.1",
-        "--no-startup-delay",
-        "--worker-id",
-        name,
-        env=env,
-    )
-
-
 def test_killed_worker_resumes_without_duplicates(tmp_path, settings):
     settings.MEDIA_ROOT = media_root = tmp_path / "media"
     files = corpus()
@@ -79,7 +59,7 @@ def test_killed_worker_resumes_without_duplicates(tmp_path, settings):
         do_add_file(source=source, path=path, chunks=[data])
     do_start_source(source=source)  # enqueues 50 tasks for the worker
 
-    first = start_worker("first", media_root)
+    first = start_worker("first", GRAPHLOOM_MEDIA_ROOT=str(media_root))
     try:
         wait_for(
             lambda: Document.objects.filter(source=source, status=DocumentStatus.DONE).count() >= 5,
@@ -92,7 +72,7 @@ def test_killed_worker_resumes_without_duplicates(tmp_path, settings):
     done_when_killed = Document.objects.filter(source=source, status=DocumentStatus.DONE).count()
     assert done_when_killed < 50, "the worker finished before it could be interrupted"
 
-    second = start_worker("second", media_root)
+    second = start_worker("second", GRAPHLOOM_MEDIA_ROOT=str(media_root))
     try:
         wait_for(
             lambda: Source.objects.get(pk=source.pk).status == "done",

@@ -16,24 +16,10 @@ from django_tasks_db.models import DBTaskResult
 
 from config import embedded_postgres
 from system.models import WorkerHeartbeat
-from tests.support import fetch, free_port, start_manage, subprocess_env, wait_for
+from tests.support import fetch, free_port, start_manage, start_worker, subprocess_env, wait_for
 from tests.system.sample_tasks import mark_worker_seen
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def start_worker(worker_id: str) -> subprocess.Popen:
-    env = subprocess_env(GRAPHLOOM_WORKER_HEARTBEAT_SECONDS="0.2")
-    return start_manage(
-        "worker",
-        "--no-reload",
-        "--interval",
-        "0.1",
-        "--worker-id",
-        worker_id,
-        "--no-startup-delay",
-        env=env,
-    )
 
 
 def worker_status() -> str:
