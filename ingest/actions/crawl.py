@@ -350,7 +350,9 @@ def do_run_crawl(
                 results = list(pool.map(lambda page: _fetch(crawl, page), batch))
                 for page, outcome in zip(batch, results, strict=True):
                     _record(crawl, page, outcome)
-                _flush_documents(crawl)
+                # Hand documents on in full groups: their chunks are embedded together.
+                if len(crawl.new_documents) >= settings.INGEST_DOCUMENTS_PER_TASK:
+                    _flush_documents(crawl)
                 refreshed = do_refresh_source_progress(source_id=source.pk)
                 if on_progress is not None and refreshed is not None:
                     on_progress(refreshed)

@@ -41,9 +41,17 @@ def do_process_documents(*, document_ids: list[int]) -> list[str]:
     """Process a group of documents, embedding their chunks together; returns each status."""
     if len(document_ids) > 1:
         for document_id in document_ids:
-            do_process_document(document_id=document_id, stop_before="embed")
+            do_process_document(document_id=document_id, stop_before="embed", refresh=False)
         _embed_group(document_ids)
-    return [do_process_document(document_id=document_id) for document_id in document_ids]
+    statuses = [
+        do_process_document(document_id=document_id, refresh=False) for document_id in document_ids
+    ]
+    # Counters are recomputed from all rows of a source: once per group, not per document.
+    for source_id in set(
+        Document.objects.filter(pk__in=document_ids).values_list("source_id", flat=True)
+    ):
+        do_refresh_source_progress(source_id=source_id)
+    return statuses
 
 
 def _embed_group(document_ids: list[int]) -> None:
@@ -61,20 +69,24 @@ def _embed_group(document_ids: list[int]) -> None:
         )
 
 
-def do_process_document(*, document_id: int, stop_before: str | None = None) -> str:
+def do_process_document(
+    *, document_id: int, stop_before: str | None = None, refresh: bool = True
+) -> str:
     """Take one document as far as it can go; returns its final status.
 
     Safe to run again at any time (a retry, a resumed task after a worker was killed, two
     workers racing): every stage skips what is done. A document of a cancelled or deleted
     source is left alone; a file the parsers refuse fails with the parser's message; an
     unexpected error fails the document (logged), never the worker. With `stop_before`,
-    the stages from that one on are left for a later call.
+    the stages from that one on are left for a later call; without `refresh`, the source's
+    counters are left for the caller to recompute.
     """
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
         return "missing"
     if document.status in {DocumentStatus.DONE, DocumentStatus.FAILED, DocumentStatus.CANCELLED}:
-        do_refresh_source_progress(source_id=document.source_id)
+        if refresh:
+            do_refresh_source_progress(source_id=document.source_id)
         return str(document.status)
     stage_name = ""
     try:
@@ -106,7 +118,8 @@ def do_process_document(*, document_id: int, stop_before: str | None = None) -> 
             ],
         )
     finally:
-        do_refresh_source_progress(source_id=document.source_id)
+        if refresh:
+            do_refresh_source_progress(source_id=document.source_id)
     return str(document.status)
 
 
