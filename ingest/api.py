@@ -21,13 +21,12 @@ from ingest.actions.crawl import (
     validate_crawl_settings,
 )
 from ingest.actions.sources import (
-    do_add_file,
-    do_add_text,
+    do_add_files,
     do_cancel_source,
-    do_create_source,
+    do_create_text_source,
+    do_create_upload_source,
     do_request_source_deletion,
     do_retry_source,
-    do_start_source,
 )
 from ingest.models import Chunk, CrawlPage, CrawlPageStatus, Document, Source, SourceKind
 from ingest.parsers import detect_format
@@ -148,35 +147,24 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
         if kind != SourceKind.TEXT:
             raise InvalidInput(f"kind: expected text, crawl, url or sitemap, not {kind!r}.")
         payload = _json_payload(request, TextSourceIn)
-        with transaction.atomic():
-            source = do_create_source(
-                workspace=workspace,
-                kind=SourceKind.TEXT,
-                name=payload.name or payload.title,
-                origin="api",
-                tags=payload.tags,
-                created_by=caller.user,
-            )
-            added = [do_add_text(source=source, title=payload.title, text=payload.text)]
-            do_start_source(source=source)
+        source, text_document = do_create_text_source(
+            workspace=workspace,
+            title=payload.title,
+            text=payload.text,
+            name=payload.name,
+            tags=payload.tags,
+            created_by=caller.user,
+        )
+        added = [text_document]
     else:
         files = _uploaded_files(request)
-        tags = [t for t in str(request.POST.get("tags", "")).split(",") if t.strip()]
-        with transaction.atomic():
-            source = do_create_source(
-                workspace=workspace,
-                kind=SourceKind.UPLOAD,
-                name=str(request.POST.get("name", ""))
-                or ", ".join(f.name or "" for f in files)[:300],
-                origin="upload",
-                tags=tags,
-                created_by=caller.user,
-            )
-            added = [
-                do_add_file(source=source, path=f.name or "upload", chunks=f.chunks())
-                for f in files
-            ]
-            do_start_source(source=source)
+        source, added = do_create_upload_source(
+            workspace=workspace,
+            files=[(f.name or "upload", f.chunks()) for f in files],
+            name=str(request.POST.get("name", "")),
+            tags=str(request.POST.get("tags", "")).split(","),
+            created_by=caller.user,
+        )
     source.refresh_from_db()
     return Status(
         201,
@@ -243,14 +231,8 @@ def _json_payload[SchemaT: Schema](request: HttpRequest, schema: type[SchemaT]) 
 def add_documents(request: HttpRequest, slug: str, source_id: int) -> Status[dict[str, Any]]:
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
-    if source.kind != SourceKind.UPLOAD:
-        raise InvalidInput("Files can only be added to upload sources.")
     files = _uploaded_files(request)
-    with transaction.atomic():
-        added = [
-            do_add_file(source=source, path=f.name or "upload", chunks=f.chunks()) for f in files
-        ]
-        do_start_source(source=source)
+    added = do_add_files(source=source, files=[(f.name or "upload", f.chunks()) for f in files])
     source.refresh_from_db()
     return Status(
         201,

@@ -114,6 +114,68 @@ def do_add_text(*, source: Source, title: str, text: str) -> AddedDocument:
     )
 
 
+FileInput = tuple[str, Iterable[bytes]]  # (document path, the file's bytes in blocks)
+
+
+@transaction.atomic
+def do_add_files(
+    *, source: Source, files: Iterable[FileInput], enqueue: bool = True
+) -> list[AddedDocument]:
+    """Add (or replace) files in an upload source and queue whatever changed."""
+    if source.kind != SourceKind.UPLOAD:
+        raise InvalidInput("Files can only be added to upload sources.")
+    added = [do_add_file(source=source, path=path, chunks=blocks) for path, blocks in files]
+    do_start_source(source=source, enqueue=enqueue)
+    return added
+
+
+@transaction.atomic
+def do_create_upload_source(
+    *,
+    workspace: Workspace,
+    files: list[FileInput],
+    name: str = "",
+    origin: str = "upload",
+    tags: Iterable[str] = (),
+    created_by: User | None = None,
+    enqueue: bool = True,
+) -> tuple[Source, list[AddedDocument]]:
+    """A new upload source holding `files`, queued for processing (on commit)."""
+    source = do_create_source(
+        workspace=workspace,
+        kind=SourceKind.UPLOAD,
+        name=name or ", ".join(path.rsplit("/", 1)[-1] for path, _ in files)[:300],
+        origin=origin,
+        tags=tags,
+        created_by=created_by,
+    )
+    return source, do_add_files(source=source, files=files, enqueue=enqueue)
+
+
+@transaction.atomic
+def do_create_text_source(
+    *,
+    workspace: Workspace,
+    title: str,
+    text: str,
+    name: str = "",
+    tags: Iterable[str] = (),
+    created_by: User | None = None,
+) -> tuple[Source, AddedDocument]:
+    """A new source of one pasted text, queued for processing (on commit)."""
+    source = do_create_source(
+        workspace=workspace,
+        kind=SourceKind.TEXT,
+        name=name or title,
+        origin="api",
+        tags=tags,
+        created_by=created_by,
+    )
+    added = do_add_text(source=source, title=title, text=text)
+    do_start_source(source=source)
+    return source, added
+
+
 @transaction.atomic
 def do_start_source(*, source: Source, enqueue: bool = True) -> int:
     """Queue every document that still needs work; returns how many. Finishes at once when

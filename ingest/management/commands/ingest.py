@@ -18,11 +18,10 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 from tqdm import tqdm
 
 from ingest.actions.pipeline import do_process_documents
-from ingest.actions.sources import PENDING, do_add_file, do_create_source, do_start_source
+from ingest.actions.sources import PENDING, do_add_files, do_create_upload_source
 from ingest.models import Document, DocumentStatus, Source, SourceKind
 from system.selectors import get_worker_status
 from workspaces.errors import DomainError
@@ -80,13 +79,26 @@ class Command(BaseCommand):
         files = _files(paths)
         if not files:
             raise CommandError("No files found in the given paths.", returncode=2)
+        inline = wait and get_worker_status().status != "ok"
+        blocks = [(name, _blocks(path)) for path, name in files]
+        existing = (
+            Source.objects.for_workspace(ws).filter(name=source, kind=SourceKind.UPLOAD).first()
+            if source
+            else None
+        )
         try:
-            with transaction.atomic():
-                src = self._source(ws, source, tags, paths)
-                for path, name in files:
-                    do_add_file(source=src, path=name, chunks=_blocks(path))
-                inline = wait and get_worker_status().status != "ok"
-                do_start_source(source=src, enqueue=not inline)
+            if existing is not None:
+                src = existing
+                do_add_files(source=src, files=blocks, enqueue=not inline)
+            else:
+                src, _ = do_create_upload_source(
+                    workspace=ws,
+                    files=blocks,
+                    name=source or ", ".join(Path(p).name for p in paths)[:300],
+                    origin=" ".join(str(Path(p).resolve()) for p in paths)[:2000],
+                    tags=tags.split(","),
+                    enqueue=not inline,
+                )
         except DomainError as exc:
             raise CommandError(exc.message, returncode=1) from exc
         self.stderr.write(f"source {src.pk}: {len(files)} file(s) queued")
@@ -101,21 +113,6 @@ class Command(BaseCommand):
         else:
             self._wait(src)
         self._report(src)
-
-    def _source(self, ws: Workspace, name: str | None, tags: str, paths: list[str]) -> Source:
-        if name:
-            existing = (
-                Source.objects.for_workspace(ws).filter(name=name, kind=SourceKind.UPLOAD).first()
-            )
-            if existing is not None:
-                return existing
-        return do_create_source(
-            workspace=ws,
-            kind=SourceKind.UPLOAD,
-            name=name or ", ".join(Path(p).name for p in paths)[:300],
-            origin=" ".join(str(Path(p).resolve()) for p in paths)[:2000],
-            tags=tags.split(","),
-        )
 
     def _progress(self, total: int) -> tqdm:
         return tqdm(total=total, unit="doc", file=sys.stderr, disable=None, dynamic_ncols=True)
