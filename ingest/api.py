@@ -141,12 +141,13 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
     caller = get_caller(request)
     workspace = membership.workspace
     if request.content_type == "application/json":
-        kind = _json_kind(request)
+        body = _json_object(request)
+        kind = str(body.get("kind", SourceKind.TEXT))
         if kind in {"crawl", SourceKind.URL, SourceKind.SITEMAP}:
-            return Status(201, _create_crawl(request, workspace, caller.user))
+            return Status(201, _create_crawl(body, workspace, caller.user))
         if kind != SourceKind.TEXT:
             raise InvalidInput(f"kind: expected text, crawl, url or sitemap, not {kind!r}.")
-        payload = _json_payload(request, TextSourceIn)
+        payload = _validated(body, TextSourceIn)
         source, text_document = do_create_text_source(
             workspace=workspace,
             title=payload.title,
@@ -176,7 +177,8 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
     )
 
 
-def _json_kind(request: HttpRequest) -> str:
+def _json_object(request: HttpRequest) -> dict[str, Any]:
+    """The JSON body, decoded once; anything but an object is a 422 naming the problem."""
     try:
         body = json.loads(request.body or b"{}")
     except json.JSONDecodeError as exc:
@@ -185,11 +187,11 @@ def _json_kind(request: HttpRequest) -> str:
         ) from None
     if not isinstance(body, dict):
         raise InvalidInput("The body must be a JSON object.")
-    return str(body.get("kind", SourceKind.TEXT))
+    return body
 
 
-def _create_crawl(request: HttpRequest, workspace: Any, user: Any) -> dict[str, Any]:
-    payload = _json_payload(request, CrawlSourceIn)
+def _create_crawl(body: dict[str, Any], workspace: Any, user: Any) -> dict[str, Any]:
+    payload = _validated(body, CrawlSourceIn)
     default_mode = {"url": "single", "sitemap": "sitemap"}.get(payload.kind, "recursive")
     crawl = validate_crawl_settings(
         url=payload.url,
@@ -210,13 +212,9 @@ def _create_crawl(request: HttpRequest, workspace: Any, user: Any) -> dict[str, 
     return {**source_out(source), "documents": [], "unchanged": []}
 
 
-def _json_payload[SchemaT: Schema](request: HttpRequest, schema: type[SchemaT]) -> SchemaT:
+def _validated[SchemaT: Schema](body: dict[str, Any], schema: type[SchemaT]) -> SchemaT:
     try:
-        return schema.model_validate(json.loads(request.body or b"{}"))
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"The body is not valid JSON: {exc.msg} at position {exc.pos}."
-        ) from None
+        return schema.model_validate(body)
     except PydanticValidationError as exc:
         fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
         raise InvalidInput(f"Invalid input: {fields}") from None
