@@ -27,6 +27,8 @@ from ingest.actions.sources import (
     do_create_upload_source,
     do_request_source_deletion,
     do_retry_source,
+    do_set_source_options,
+    validate_source_options,
 )
 from ingest.models import Chunk, CrawlPage, CrawlPageStatus, Document, Source, SourceKind
 from ingest.parsers import detect_format
@@ -39,6 +41,7 @@ from ingest.schemas import (
     DocumentOut,
     SourceCreated,
     SourceDetailOut,
+    SourceOptionsIn,
     SourceOut,
     TextSourceIn,
 )
@@ -155,6 +158,9 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
             name=payload.name,
             tags=payload.tags,
             created_by=caller.user,
+            options=validate_source_options(
+                known_only=payload.known_only, token_budget=payload.token_budget
+            ),
         )
         added = [text_document]
     else:
@@ -165,6 +171,7 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
             name=str(request.POST.get("name", "")),
             tags=str(request.POST.get("tags", "")).split(","),
             created_by=caller.user,
+            options=_form_options(request),
         )
     source.refresh_from_db()
     return Status(
@@ -174,6 +181,20 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
             "documents": [a.document.pk for a in added],
             "unchanged": [a.document.pk for a in added if not a.changed],
         },
+    )
+
+
+def _form_options(request: HttpRequest) -> dict[str, object]:
+    """known_only / token_budget from multipart form fields (strings)."""
+    known = request.POST.get("known_only")
+    budget = request.POST.get("token_budget")
+    if known is not None and known.lower() not in {"true", "false", "1", "0", "on", "off", ""}:
+        raise InvalidInput("known_only: expected true or false.")
+    if budget not in (None, "") and not str(budget).isdigit():
+        raise InvalidInput("token_budget: expected a whole number of tokens, 0 or more.")
+    return validate_source_options(
+        known_only=None if known in (None, "") else known.lower() in {"true", "1", "on"},
+        token_budget=None if budget in (None, "") else int(str(budget)),
     )
 
 
@@ -206,7 +227,14 @@ def _create_crawl(body: dict[str, Any], workspace: Any, user: Any) -> dict[str, 
     )
     with transaction.atomic():
         source = do_create_crawl_source(
-            workspace=workspace, crawl=crawl, name=payload.name, tags=payload.tags, created_by=user
+            workspace=workspace,
+            crawl=crawl,
+            name=payload.name,
+            tags=payload.tags,
+            created_by=user,
+            options=validate_source_options(
+                known_only=payload.known_only, token_budget=payload.token_budget
+            ),
         )
         source = do_start_crawl(source=source)
     return {**source_out(source), "documents": [], "unchanged": []}
@@ -282,6 +310,27 @@ def retry_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, A
     queued = do_retry_source(source=source)
     source.refresh_from_db()
     return {"source": source_out(source), "queued": queued}
+
+
+@router.patch(
+    "/workspaces/{slug}/sources/{source_id}",
+    response=SourceOut,
+    summary="Change a source's options (known_only, token_budget)",
+)
+def update_source(
+    request: HttpRequest, slug: str, source_id: int, payload: SourceOptionsIn
+) -> dict[str, Any]:
+    """Fields left out stay as they are. A raised token_budget lets `extract` (or the
+    extraction endpoint) continue where the budget stopped it."""
+    membership = get_workspace_access(request, slug, role=Role.EDITOR)
+    source = get_source_for_workspace(membership.workspace, source_id)
+    source = do_set_source_options(
+        source=source,
+        options=validate_source_options(
+            known_only=payload.known_only, token_budget=payload.token_budget
+        ),
+    )
+    return source_out(source)
 
 
 @router.delete(

@@ -14,6 +14,12 @@ class TextSourceIn(Schema):
     text: str = Field(..., description="The text itself (Markdown welcome)")
     name: str = Field("", max_length=300, description="Source name; defaults to the title")
     tags: list[str] = Field(default_factory=list)
+    known_only: bool | None = Field(
+        None, description="extraction adds evidence for existing entities only, never new ones"
+    )
+    token_budget: int | None = Field(
+        None, ge=0, description="LLM tokens this source may spend; 0: the server default"
+    )
 
 
 class CrawlSourceIn(Schema):
@@ -31,6 +37,21 @@ class CrawlSourceIn(Schema):
     use_llms_txt: bool = True
     name: str = Field("", max_length=300)
     tags: list[str] = Field(default_factory=list)
+    known_only: bool | None = Field(
+        None, description="extraction adds evidence for existing entities only, never new ones"
+    )
+    token_budget: int | None = Field(
+        None, ge=0, description="LLM tokens this source may spend; 0: the server default"
+    )
+
+
+class SourceOptionsIn(Schema):
+    known_only: bool | None = Field(
+        None, description="extraction adds evidence for existing entities only, never new ones"
+    )
+    token_budget: int | None = Field(
+        None, ge=0, description="LLM tokens this source may spend; 0: the server default"
+    )
 
 
 class CrawlPageOut(Schema):
@@ -70,9 +91,24 @@ class SourceOut(Schema):
     )
     error: str
     warning: str
+    known_only: bool
+    token_budget: int | None = Field(..., description="this source's own LLM token budget")
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+
+    # Resolved from the source's settings, or taken as given when re-validating a dict.
+    @staticmethod
+    def resolve_known_only(obj: Any) -> bool:
+        if isinstance(obj, dict):
+            return bool(obj.get("known_only"))
+        return bool((obj.settings or {}).get("known_only"))
+
+    @staticmethod
+    def resolve_token_budget(obj: Any) -> int | None:
+        if isinstance(obj, dict):
+            return obj.get("token_budget")
+        return (obj.settings or {}).get("token_budget") or None
 
 
 class SourceDetailOut(SourceOut):

@@ -78,7 +78,8 @@ def get_embedding_status() -> EmbeddingStatus:
 
 
 def llm_is_configured() -> bool:
-    return bool(settings.LLM_BASE_URL and settings.LLM_MODEL)
+    """Whether extraction uses the LLM (else the offline extractor)."""
+    return bool(settings.LLM_BASE_URL and settings.LLM_MODEL) and not settings.EXTRACTION_OFFLINE
 
 
 def get_health_report() -> tuple[bool, dict[str, Any]]:

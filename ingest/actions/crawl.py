@@ -32,6 +32,7 @@ from ingest.actions.sources import (
     do_create_source,
     do_refresh_source_progress,
     do_reingest_source,
+    run_deletion_hooks,
 )
 from ingest.crawler.fetch import Fetcher, FetchError, FetchResult
 from ingest.crawler.links import extract_links
@@ -40,6 +41,7 @@ from ingest.crawler.robots import RobotsCache
 from ingest.crawler.sitemaps import parse_llms_txt, parse_sitemap
 from ingest.crawler.urls import in_scope, normalize_url, path_key
 from ingest.models import (
+    Chunk,
     CrawlPage,
     CrawlPageStatus,
     Document,
@@ -165,6 +167,7 @@ def do_create_crawl_source(
     name: str = "",
     tags: Iterable[str] = (),
     created_by: Any = None,
+    options: dict[str, object] | None = None,
 ) -> Source:
     """A crawl source with its seed page queued; the crawl task is enqueued on commit."""
     source = do_create_source(
@@ -173,7 +176,7 @@ def do_create_crawl_source(
         name=name or crawl.url,
         origin=crawl.url,
         tags=tags,
-        settings=crawl.as_json(),
+        settings={**crawl.as_json(), **(options or {})},
         created_by=created_by,
     )
     _add_pages(source, [(crawl.url, 0, "seed", None)])
@@ -537,7 +540,13 @@ def _gone(crawl: _Crawl, page: CrawlPage) -> None:
     """404/410: the page is gone; its document goes too unless CRAWL_KEEP_GONE_PAGES."""
     status = page.http_status
     if page.document_id and not settings.CRAWL_KEEP_GONE_PAGES:
-        Document.objects.filter(pk=page.document_id).delete()
+        with transaction.atomic():
+            run_deletion_hooks(
+                list(
+                    Chunk.objects.filter(document_id=page.document_id).values_list("pk", flat=True)
+                )
+            )
+            Document.objects.filter(pk=page.document_id).delete()
         page.document = None
         _finish(page, CrawlPageStatus.FAILED, f"HTTP {status}: gone; its document was removed")
         return

@@ -5,6 +5,11 @@ stages on its own, except that the chunks of the whole group are embedded in one
 Why: the model pads every batch to its longest text, and sorting a few hundred chunks by
 length before batching them costs measurably less than a document's twenty at a time.
 Resumability is unchanged: every document's progress is its own status.
+
+Any stage may do the same: a stage function with a `prepare_group` attribute (set with
+`ingest.stages.group_prepared`) has `prepare_group(document_ids=...)` called once for the
+group after every document has reached it, before the documents go through it one by one.
+Extraction uses it to send the windows of a whole group to the LLM concurrently.
 """
 
 from __future__ import annotations
@@ -16,10 +21,8 @@ from functools import cache
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from ingest.actions.embeddings import do_embed_chunks
 from ingest.actions.sources import PENDING, do_refresh_source_progress
-from ingest.embeddings import EmbeddingUnavailable, get_embedder
-from ingest.models import Chunk, Document, DocumentStatus, Source, SourceStatus
+from ingest.models import Document, DocumentStatus, Source, SourceStatus
 from ingest.parsers.base import ParseError
 
 logger = logging.getLogger(__name__)
@@ -37,12 +40,25 @@ def pipeline_stages() -> tuple[tuple[str, Stage], ...]:
     return _load_stages(tuple(settings.INGEST_PIPELINE_STAGES))
 
 
+class StageFailed(Exception):
+    """A stage cannot finish this document; the message is for the person who added it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 def do_process_documents(*, document_ids: list[int]) -> list[str]:
-    """Process a group of documents, embedding their chunks together; returns each status."""
+    """Process a group of documents, letting stages that want it prepare the whole group at
+    once (embedding, extraction); returns each document's status."""
     if len(document_ids) > 1:
-        for document_id in document_ids:
-            do_process_document(document_id=document_id, stop_before="embed", refresh=False)
-        _embed_group(document_ids)
+        for name, stage in pipeline_stages():
+            prepare_group = getattr(stage, "prepare_group", None)
+            if prepare_group is None:
+                continue
+            for document_id in document_ids:
+                do_process_document(document_id=document_id, stop_before=name, refresh=False)
+            prepare_group(document_ids=document_ids)
     statuses = [
         do_process_document(document_id=document_id, refresh=False) for document_id in document_ids
     ]
@@ -52,21 +68,6 @@ def do_process_documents(*, document_ids: list[int]) -> list[str]:
     ):
         do_refresh_source_progress(source_id=source_id)
     return statuses
-
-
-def _embed_group(document_ids: list[int]) -> None:
-    try:
-        embedder = get_embedder()
-    except EmbeddingUnavailable:
-        return  # the embed stage of each document records why
-    ready = Document.objects.filter(pk__in=document_ids, status=DocumentStatus.CHUNKED)
-    for workspace_id in set(ready.values_list("workspace_id", flat=True)):
-        do_embed_chunks(
-            chunks=Chunk.objects.filter(
-                document__in=ready.filter(workspace_id=workspace_id)
-            ).exclude(embedding_model=embedder.model_id),
-            workspace_id=workspace_id,
-        )
 
 
 def do_process_document(
@@ -107,7 +108,7 @@ def do_process_document(
             stage(document=document)
         document.status = DocumentStatus.DONE
         document.save(update_fields=["status", "updated_at"])
-    except ParseError as exc:
+    except (ParseError, StageFailed) as exc:
         _fail(document, exc.message)
     except Exception as exc:
         logger.exception("Document %s failed in stage %s", document.pk, stage_name)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
+from django.conf import settings as conf
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from ingest import blobs, dispatch
 from ingest.models import (
@@ -27,12 +30,28 @@ from workspaces.models import Workspace
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+
+@cache
+def _load_hooks(paths: tuple[str, ...]) -> tuple[Callable[..., None], ...]:
+    return tuple(import_string(path) for path in paths)
+
+
+def run_deletion_hooks(chunk_ids: list[int]) -> None:
+    """Call INGEST_DELETION_HOOKS (imported lazily) with chunks about to be deleted, so apps
+    built on ingest take back what those chunks contributed (ingest never imports them).
+    Every path that deletes chunks calls this first, in the same transaction."""
+    if chunk_ids:
+        for hook in _load_hooks(tuple(conf.INGEST_DELETION_HOOKS)):
+            hook(chunk_ids=chunk_ids)
+
+
 CRAWL_KINDS = {SourceKind.URL, SourceKind.SITEMAP, SourceKind.CRAWL}
 PENDING = [
     DocumentStatus.QUEUED,
     DocumentStatus.PARSED,
     DocumentStatus.CHUNKED,
     DocumentStatus.EMBEDDED,
+    DocumentStatus.EXTRACTED,
 ]
 
 
@@ -62,6 +81,38 @@ def do_create_source(
         settings=settings or {},
         created_by=created_by,
     )
+
+
+# Source settings read by later pipeline stages (extraction), validated here so every way
+# of creating a source accepts the same ones.
+SOURCE_OPTIONS = ("known_only", "token_budget")
+
+
+def validate_source_options(
+    *, known_only: object = None, token_budget: object = None
+) -> dict[str, object]:
+    """`known_only`: extraction may add evidence for existing entities but never creates
+    new ones. `token_budget`: LLM tokens this source may spend (0 or None: the default)."""
+    options: dict[str, object] = {}
+    if known_only is not None:
+        if not isinstance(known_only, bool):
+            raise InvalidInput("known_only: expected true or false.")
+        options["known_only"] = known_only
+    if token_budget is not None:
+        if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 0:
+            raise InvalidInput("token_budget: expected a whole number of tokens, 0 or more.")
+        options["token_budget"] = token_budget
+    return options
+
+
+@transaction.atomic
+def do_set_source_options(*, source: Source, options: dict[str, object]) -> Source:
+    """Change a source's options (see validate_source_options); takes effect for the
+    documents processed or extracted from now on."""
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    source.settings = {**(source.settings or {}), **options}
+    source.save(update_fields=["settings"])
+    return source
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +190,7 @@ def do_create_upload_source(
     tags: Iterable[str] = (),
     created_by: User | None = None,
     enqueue: bool = True,
+    options: dict[str, object] | None = None,
 ) -> tuple[Source, list[AddedDocument]]:
     """A new upload source holding `files`, queued for processing (on commit)."""
     source = do_create_source(
@@ -147,6 +199,7 @@ def do_create_upload_source(
         name=name or ", ".join(path.rsplit("/", 1)[-1] for path, _ in files)[:300],
         origin=origin,
         tags=tags,
+        settings=options,
         created_by=created_by,
     )
     return source, do_add_files(source=source, files=files, enqueue=enqueue)
@@ -161,6 +214,7 @@ def do_create_text_source(
     name: str = "",
     tags: Iterable[str] = (),
     created_by: User | None = None,
+    options: dict[str, object] | None = None,
 ) -> tuple[Source, AddedDocument]:
     """A new source of one pasted text, queued for processing (on commit)."""
     source = do_create_source(
@@ -169,6 +223,7 @@ def do_create_text_source(
         name=name or title,
         origin="api",
         tags=tags,
+        settings=options,
         created_by=created_by,
     )
     added = do_add_text(source=source, title=title, text=text)
@@ -266,6 +321,7 @@ def do_delete_source(*, source_id: int, batch_size: int = 2000) -> bool:
             )
             if not ids:
                 break
+            run_deletion_hooks(ids)
             Chunk.objects.filter(pk__in=ids).delete()
     blob_names = set(Document.objects.filter(source_id=source_id).values_list("blob", flat=True))
     with transaction.atomic():

@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from django.conf import settings
 
-from ingest.actions.pipeline import do_process_documents
-from ingest.actions.sources import PENDING, do_add_file, do_create_source
+from ingest.actions.sources import do_add_file, do_create_source
 from ingest.embeddings import get_embedder
-from ingest.models import Document, Source
+from ingest.models import Source
 
 
 @pytest.fixture(autouse=True)
@@ -23,19 +21,6 @@ def media_root(tmp_path, settings):
 @pytest.fixture
 def embedder():
     return get_embedder()
-
-
-def run_pending(source: Source) -> list[str]:
-    """Process the source's pending documents in this process, in the groups a worker gets."""
-    ids = list(
-        Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
-    )
-    size = settings.INGEST_DOCUMENTS_PER_TASK
-    return [
-        s
-        for i in range(0, len(ids), size)
-        for s in do_process_documents(document_ids=ids[i : i + size])
-    ]
 
 
 @pytest.fixture

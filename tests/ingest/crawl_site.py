@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
+from tests.background_server import BackgroundServer
 from tests.ingest.factories import docx_bytes, pdf_bytes, png_bytes
 
 HTML = "text/html; charset=utf-8"
@@ -136,7 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class CrawlSite:
+class CrawlSite(BackgroundServer):
     """The test website; `n_pages` switches from the default site to a generated one."""
 
     def __init__(
@@ -150,6 +150,7 @@ class CrawlSite:
         trickle_bytes: int = 40,
         n_pages: int | None = None,
     ) -> None:
+        super().__init__(name="crawl-site")
         self.crawl_delay = crawl_delay
         self.slow_seconds = slow_seconds
         self.big_bytes = big_bytes
@@ -158,8 +159,6 @@ class CrawlSite:
         self.trickle_bytes = trickle_bytes
         self.log: list[RequestRecord] = []
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
         self._rate_limited_hits = 0
         # Bound now, so base_url is known while the pages are built and before start().
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -171,44 +170,11 @@ class CrawlSite:
         )
 
     @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def url(self, path: str = "/") -> str:
         return self.base_url + path
-
-    def start(self) -> Self:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.02},
-                name=f"crawl-site-{self.port}",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def requests_to(self, path_prefix: str) -> list[RequestRecord]:
         with self._lock:

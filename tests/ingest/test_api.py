@@ -10,7 +10,7 @@ from django.test import Client
 
 from ingest.actions.sources import do_delete_source
 from ingest.models import Document, Source
-from tests.ingest.conftest import run_pending
+from tests.support import run_pending
 from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db

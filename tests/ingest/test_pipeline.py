@@ -20,7 +20,7 @@ from ingest.actions.sources import (
 )
 from ingest.embeddings import PACKAGED_MODEL_SHA256, reset_embedder
 from ingest.models import Chunk, Document, DocumentStatus, Source, SourceStatus
-from tests.ingest.conftest import run_pending
+from tests.support import run_pending
 
 pytestmark = pytest.mark.django_db
 

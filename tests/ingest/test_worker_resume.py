@@ -10,8 +10,7 @@ from django_tasks_db.models import DBTaskResult
 
 from ingest.actions.sources import do_add_file, do_create_source, do_start_source
 from ingest.models import Chunk, Document, DocumentStatus, Source
-from tests.ingest.conftest import run_pending
-from tests.support import start_worker, wait_for
+from tests.support import run_pending, start_worker, wait_for
 from workspaces.actions.workspaces import do_create_workspace
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
