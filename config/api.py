@@ -15,6 +15,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, ValidationError
 
 from ingest.api import router as ingest_router
+from knowledge.api import router as knowledge_router
 from system.api import router as system_router
 from workspaces.api import router as workspaces_router
 from workspaces.auth import SessionAuth, TokenAuth
@@ -109,3 +110,4 @@ def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 api.add_router("/", system_router)
 api.add_router("/", workspaces_router)
 api.add_router("/", ingest_router)
+api.add_router("/", knowledge_router)

@@ -1,15 +1,18 @@
-"""Pipeline stages the knowledge app contributes to ingestion (see INGEST_PIPELINE_STAGES).
+"""Pipeline hooks the knowledge app contributes to ingestion (see INGEST_PIPELINE_STAGES
+and INGEST_DELETION_HOOKS in config/settings/base.py).
 
-`extract` is where entity and relation extraction plugs in (the Extraction issue). Until it
-lands this stage is a deliberate no-op: documents go from embedded to done, and nothing
-about the graph is claimed.
+`extract` takes an embedded document through extraction (its group step sends the windows
+of a whole group of documents out together); `forget_chunks` takes back the evidence of
+chunks before the ingest app deletes them.
 """
 
 from __future__ import annotations
 
-from ingest.models import Document
+from ingest.stages import group_prepared
+from knowledge.actions.extraction import do_forget_chunks, extract_document, extract_group
+
+extract = group_prepared(extract_group)(extract_document)
 
 
-def extract(*, document: Document) -> None:
-    """No-op until extraction exists; kept so the pipeline's order is visible in settings."""
-    return
+def forget_chunks(*, chunk_ids: list[int]) -> None:
+    do_forget_chunks(chunk_ids=chunk_ids)

@@ -1,0 +1,29 @@
+"""The graph's tables: the schema registry, entities and relations, their evidence, and the
+extraction runs and LLM calls that produced it."""
+
+from knowledge.models.extraction import (
+    ExtractionRun,
+    ExtractionStatus,
+    Extractor,
+    LlmCall,
+    SourceExtraction,
+)
+from knowledge.models.graph import Entity, EntityState, Mention, Relation, RelationEvidence
+from knowledge.models.schema import EntityType, RelationType, TypeOrigin, TypeStatus
+
+__all__ = [
+    "Entity",
+    "EntityState",
+    "EntityType",
+    "ExtractionRun",
+    "ExtractionStatus",
+    "Extractor",
+    "LlmCall",
+    "Mention",
+    "Relation",
+    "RelationEvidence",
+    "RelationType",
+    "SourceExtraction",
+    "TypeOrigin",
+    "TypeStatus",
+]

@@ -1,0 +1,158 @@
+"""Entities, relations and the evidence they are derived from.
+
+Provenance is a table: a `Mention` ties an entity to the chunk and characters where it
+occurs, a `RelationEvidence` does the same for a relation, each with the extraction run that
+produced it. Counts, weights and descriptions on Entity and Relation are derived from those
+rows, so deleting or re-extracting a document changes exactly what it touched. Character
+offsets are offsets into the document's text (chunks overlap, document offsets do not
+depend on which chunk holds them); null offsets mean window-level evidence whose exact
+place could not be found.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from pgvector.django import VectorField
+
+from knowledge.models.extraction import ExtractionRun
+from knowledge.models.schema import EntityType, RelationType
+from workspaces.models import WorkspaceScopedModel
+
+
+class EntityState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    MERGED = "merged", "Merged"
+    DELETED = "deleted", "Deleted"
+
+
+class Entity(WorkspaceScopedModel):
+    name = models.CharField(max_length=300)
+    # The key entities are matched on (see knowledge/canonical.py).
+    canonical_name = models.CharField(max_length=300)
+    type = models.ForeignKey(EntityType, on_delete=models.PROTECT, related_name="entities")
+    description = models.TextField(blank=True)
+    aliases = models.JSONField(default=list, blank=True)
+    embedding = VectorField(null=True, blank=True)
+    mention_count = models.PositiveIntegerField(default=0)
+    first_seen_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    properties = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=16, choices=EntityState.choices, default=EntityState.ACTIVE)
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "entities"
+        constraints = [
+            # Two workers extracting the same name at once create one entity.
+            models.UniqueConstraint(
+                fields=["workspace", "type", "canonical_name"],
+                condition=Q(state="active"),
+                name="entity_unique_active_name",
+            )
+        ]
+        indexes = [models.Index(fields=["workspace", "canonical_name"], name="entity_ws_canon")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Relation(WorkspaceScopedModel):
+    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="outgoing")
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="incoming")
+    type = models.ForeignKey(RelationType, on_delete=models.PROTECT, related_name="relations")
+    description = models.TextField(blank=True)
+    keywords = models.JSONField(default=list, blank=True)
+    weight = models.FloatField(default=0.0)
+    evidence_count = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=16, choices=EntityState.choices, default=EntityState.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "source", "target", "type"],
+                condition=Q(state="active"),
+                name="relation_unique_active_edge",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["source", "type"], name="relation_source_type"),
+            models.Index(fields=["target", "type"], name="relation_target_type"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.type_id}-> {self.target_id}"
+
+
+class Mention(WorkspaceScopedModel):
+    # The busiest table: no index the constraints and indexes below already provide
+    # (entity: mention_entity_time; run: mention_unique_place).
+    entity = models.ForeignKey(
+        Entity, on_delete=models.CASCADE, related_name="mentions", db_index=False
+    )
+    chunk = models.ForeignKey("ingest.Chunk", on_delete=models.CASCADE, related_name="mentions")
+    run = models.ForeignKey(
+        ExtractionRun, on_delete=models.CASCADE, related_name="mentions", db_index=False
+    )
+    surface_form = models.CharField(max_length=300)
+    char_start = models.PositiveIntegerField(null=True, blank=True)
+    char_end = models.PositiveIntegerField(null=True, blank=True)
+    # What the extractor said about the entity here: the fragments descriptions come from.
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["chunk", "char_start"]
+        constraints = [
+            # Materialising the same run twice (a resumed task) adds nothing.
+            models.UniqueConstraint(
+                fields=["run", "chunk", "entity", "char_start"],
+                nulls_distinct=False,
+                name="mention_unique_place",
+            )
+        ]
+        indexes = [models.Index(fields=["entity", "created_at"], name="mention_entity_time")]
+
+    @property
+    def located(self) -> bool:
+        return self.char_start is not None
+
+
+class RelationEvidence(WorkspaceScopedModel):
+    relation = models.ForeignKey(
+        Relation, on_delete=models.CASCADE, related_name="evidence", db_index=False
+    )
+    chunk = models.ForeignKey(
+        "ingest.Chunk", on_delete=models.CASCADE, related_name="relation_evidence"
+    )
+    run = models.ForeignKey(
+        ExtractionRun, on_delete=models.CASCADE, related_name="relation_evidence", db_index=False
+    )
+    char_start = models.PositiveIntegerField(null=True, blank=True)
+    char_end = models.PositiveIntegerField(null=True, blank=True)
+    description = models.TextField(blank=True)
+    keywords = models.JSONField(default=list, blank=True)
+    strength = models.FloatField(default=5.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["chunk", "char_start"]
+        verbose_name_plural = "relation evidence"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "chunk", "relation"], name="relationevidence_unique_place"
+            )
+        ]
+        indexes = [models.Index(fields=["relation"], name="relevidence_relation")]
+
+    @property
+    def located(self) -> bool:
+        return self.char_start is not None
