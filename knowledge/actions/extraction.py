@@ -46,6 +46,7 @@ from knowledge.actions.schema import (
     do_record_proposed_types,
 )
 from knowledge.canonical import canonical_name, type_name
+from knowledge.consolidation.resolution import name_key, resolve_entities
 from knowledge.extraction.extractors import Extractor, WindowOutcome, get_extractor
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.windows import Window, build_windows, find_occurrences, relation_span
@@ -471,44 +472,6 @@ class _TypeResolver:
         return self._resolve("relation", raw, proposed, origin)
 
 
-def _resolve_entities(
-    workspace: Workspace,
-    wanted: Iterable[tuple[str, EntityType]],
-    *,
-    create: bool,
-) -> dict[tuple[str, int], Entity]:
-    """Entities by (canonical name, type id), created unless `create` is off (known-only:
-    then a name also matches an existing entity of another type)."""
-    keys: dict[tuple[str, int], tuple[str, EntityType]] = {}
-    for name, entity_type in wanted:
-        canon = canonical_name(name)
-        if canon:
-            keys.setdefault((canon, entity_type.pk), (name.strip()[:300], entity_type))
-    if not keys:
-        return {}
-    if create:
-        # Sorted, so two workers inserting overlapping sets lock index entries in one order.
-        Entity.objects.bulk_create(
-            [
-                Entity(workspace=workspace, name=name, canonical_name=canon, type=entity_type)
-                for (canon, _), (name, entity_type) in sorted(keys.items())
-            ],
-            ignore_conflicts=True,
-        )
-    found: dict[tuple[str, int], Entity] = {}
-    by_canon: dict[str, list[Entity]] = {}
-    for entity in Entity.objects.for_workspace(workspace).filter(
-        state=EntityState.ACTIVE, canonical_name__in={canon for canon, _ in keys}
-    ):
-        found[(entity.canonical_name, entity.type_id)] = entity
-        by_canon.setdefault(entity.canonical_name, []).append(entity)
-    if not create:
-        for canon, type_id in keys:
-            if (canon, type_id) not in found and len(by_canon.get(canon, [])) == 1:
-                found[(canon, type_id)] = by_canon[canon][0]
-    return {key: entity for key, entity in found.items() if key in keys}
-
-
 # --- Materialising runs into evidence ----------------------------------------------------
 
 
@@ -541,12 +504,14 @@ def _insert_mentions(rows: list[MentionRow]) -> None:
             INSERT INTO {Mention._meta.db_table}
                 (workspace_id, entity_id, chunk_id, run_id, surface_form, char_start,
                  char_end, description, created_at)
-            SELECT w, e, c, r, s, cs, ce, d, now()
+            SELECT w, e, c, r, s, cs, ce, d, %s
             FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::text[],
                         %s::int[], %s::int[], %s::text[]) AS t(w, e, c, r, s, cs, ce, d)
             ON CONFLICT DO NOTHING
             """,  # noqa: S608 (the table name is ours; every value is a parameter)
-            [list(column) for column in columns],
+            # The application's clock, like auto_now_add elsewhere (the database's now()
+            # is the transaction's start).
+            [timezone.now(), *(list(column) for column in columns)],
         )
 
 
@@ -569,8 +534,8 @@ def _materialize_window(
         for e in entities
         if str(e.get("name", "")).strip()
     ]
-    resolved = _resolve_entities(
-        workspace, [(str(e["name"]), t) for e, t in typed], create=not only_known
+    resolved = resolve_entities(
+        workspace, [(str(e["name"]), t) for e, t in typed], create=not only_known, counts=counts
     )
     by_name: dict[str, Entity] = {}
     mentions: list[MentionRow] = []
@@ -611,7 +576,7 @@ def _materialize_window(
 
     for raw, entity_type in typed:
         name = str(raw["name"])
-        entity = resolved.get((canonical_name(name), entity_type.pk))
+        entity = resolved.get((name_key(name), entity_type.pk))
         if entity is None:
             counts["entities_skipped_known_only"] = counts.get("entities_skipped_known_only", 0) + 1
             continue
@@ -632,11 +597,14 @@ def _materialize_window(
         create_dangling = settings.EXTRACTION_DANGLING_RELATIONS == "create" and not only_known
         if create_dangling or only_known:
             concept = types.entity_type(FALLBACK_ENTITY_TYPE, False, origin)
-            extra = _resolve_entities(
-                workspace, [(name, concept) for name in dangling], create=create_dangling
+            extra = resolve_entities(
+                workspace,
+                [(name, concept) for name in dangling],
+                create=create_dangling,
+                counts=counts,
             )
             for name in dangling:
-                entity = extra.get((canonical_name(name), concept.pk))
+                entity = extra.get((name_key(name), concept.pk))
                 if entity is not None:
                     by_name[name.casefold()] = entity
                     mention(entity, name, "", [])
@@ -837,8 +805,9 @@ def _first_rows(queryset: Any, *, partition: str, fields: tuple[str, ...], limit
 
 def do_refresh_derived(*, entity_ids: Iterable[int], relation_ids: Iterable[int]) -> None:
     """Recompute counts, first/last seen, descriptions and weights from evidence, in a
-    fixed number of queries however many rows were touched; entities and relations with no
-    evidence left are deleted (they came from nothing else yet)."""
+    fixed number of queries however many rows were touched; active entities and relations
+    with no evidence left are deleted (they came from nothing else), unless a person
+    curated the entity."""
     entity_ids, relation_ids = set(entity_ids), set(relation_ids)
     if relation_ids:
         stats = {
@@ -847,7 +816,11 @@ def do_refresh_derived(*, entity_ids: Iterable[int], relation_ids: Iterable[int]
             .values("relation_id")
             .annotate(n=Count("pk"), strength=Sum("strength"))
         }
-        Relation.objects.filter(pk__in=relation_ids - set(stats)).delete()
+        # Only live edges go; one folded into another by a merge waits for its unmerge.
+        Relation.objects.filter(pk__in=relation_ids - set(stats), state=EntityState.ACTIVE).delete()
+        Relation.objects.filter(pk__in=relation_ids - set(stats)).update(
+            evidence_count=0, weight=0.0
+        )
         fragments: dict[int, list[tuple[str, list[str]]]] = {}
         for relation_id, description, keywords in _first_rows(
             RelationEvidence.objects.filter(relation_id__in=set(stats)),
@@ -874,9 +847,11 @@ def do_refresh_derived(*, entity_ids: Iterable[int], relation_ids: Iterable[int]
             .values("entity_id")
             .annotate(n=Count("pk"), first=Min("created_at"), last=Max("created_at"))
         }
+        # Entities a person curated stay without evidence; merged ones wait for an unmerge.
         Entity.objects.filter(
-            pk__in=entity_ids - set(entity_stats), state=EntityState.ACTIVE
+            pk__in=entity_ids - set(entity_stats), state=EntityState.ACTIVE, curated=False
         ).delete()
+        Entity.objects.filter(pk__in=entity_ids - set(entity_stats)).update(mention_count=0)
         descriptions: dict[int, list[str]] = {}
         for entity_id, description in _first_rows(
             Mention.objects.filter(entity_id__in=set(entity_stats)).exclude(description=""),

@@ -1,6 +1,16 @@
 """The graph's tables: the schema registry, entities and relations, their evidence, and the
 extraction runs and LLM calls that produced it."""
 
+from knowledge.models.curation import (
+    Alias,
+    AliasOrigin,
+    CurationAction,
+    CurationEvent,
+    CurationRule,
+    MergeSuggestion,
+    RuleKind,
+    SuggestionStatus,
+)
 from knowledge.models.extraction import (
     ExtractionRun,
     ExtractionStatus,
@@ -12,6 +22,11 @@ from knowledge.models.graph import Entity, EntityState, Mention, Relation, Relat
 from knowledge.models.schema import EntityType, RelationType, TypeOrigin, TypeStatus
 
 __all__ = [
+    "Alias",
+    "AliasOrigin",
+    "CurationAction",
+    "CurationEvent",
+    "CurationRule",
     "Entity",
     "EntityState",
     "EntityType",
@@ -20,10 +35,13 @@ __all__ = [
     "Extractor",
     "LlmCall",
     "Mention",
+    "MergeSuggestion",
     "Relation",
     "RelationEvidence",
     "RelationType",
+    "RuleKind",
     "SourceExtraction",
+    "SuggestionStatus",
     "TypeOrigin",
     "TypeStatus",
 ]

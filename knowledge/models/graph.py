@@ -11,6 +11,8 @@ place could not be found.
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from pgvector.django import VectorField
@@ -42,6 +44,11 @@ class Entity(WorkspaceScopedModel):
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Keys that similar names share (knowledge/consolidation/names.py): candidate blocking
+    # for fuzzy matching, one GIN-indexed `&&` instead of comparing with every entity.
+    blocking_keys = ArrayField(models.CharField(max_length=80), default=list, blank=True)
+    # A person has decided something about it: it stays even when its evidence goes.
+    curated = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -56,7 +63,14 @@ class Entity(WorkspaceScopedModel):
                 name="entity_unique_active_name",
             )
         ]
-        indexes = [models.Index(fields=["workspace", "canonical_name"], name="entity_ws_canon")]
+        indexes = [
+            models.Index(fields=["workspace", "canonical_name"], name="entity_ws_canon"),
+            GinIndex(
+                fields=["blocking_keys"],
+                name="entity_blocking_keys",
+                condition=Q(state="active"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -71,6 +85,10 @@ class Relation(WorkspaceScopedModel):
     weight = models.FloatField(default=0.0)
     evidence_count = models.PositiveIntegerField(default=0)
     state = models.CharField(max_length=16, choices=EntityState.choices, default=EntityState.ACTIVE)
+    # A duplicate edge folded into another by a merge (restored by unmerge).
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -148,7 +166,9 @@ class RelationEvidence(WorkspaceScopedModel):
         verbose_name_plural = "relation evidence"
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "chunk", "relation"], name="relationevidence_unique_place"
+                fields=["run", "chunk", "relation", "char_start"],
+                nulls_distinct=False,
+                name="relationevidence_unique_place",
             )
         ]
         indexes = [models.Index(fields=["relation"], name="relevidence_relation")]

@@ -1,0 +1,167 @@
+"""Human decisions and what consolidation remembers about names.
+
+`Alias` is the alias table consolidation looks names up in (each row says where it came
+from: a merge, a person, or an automatic match). `CurationEvent` records every curation
+action — manual or automatic — with the payload needed to undo it exactly; `CurationRule`
+holds the rules those actions imply (a name pinned to an entity, a blocked name, a pair
+that is "not the same"), which consolidation applies before anything automatic, so a
+decision survives re-ingestion and re-extraction. `MergeSuggestion` is the review queue for
+pairs in the doubtful band.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from knowledge.models.graph import Entity
+from knowledge.models.schema import EntityType
+from workspaces.models import WorkspaceScopedModel
+
+
+class AliasOrigin(models.TextChoices):
+    MERGE = "merge", "Merged entity"
+    MANUAL = "manual", "Added by a person"
+    AUTO = "auto", "Matched automatically"
+
+
+class Alias(WorkspaceScopedModel):
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="alias_rows")
+    name = models.CharField(max_length=300)
+    canonical = models.CharField(max_length=300)
+    origin = models.CharField(max_length=16, choices=AliasOrigin.choices)
+    event = models.ForeignKey(
+        "knowledge.CurationEvent", null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "aliases"
+        constraints = [
+            models.UniqueConstraint(fields=["entity", "canonical"], name="alias_unique_per_entity")
+        ]
+        indexes = [models.Index(fields=["workspace", "canonical"], name="alias_ws_canon")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CurationAction(models.TextChoices):
+    MERGE = "merge", "Merge"
+    UNMERGE = "unmerge", "Unmerge"
+    RENAME = "rename", "Rename"
+    RETYPE = "retype", "Retype"
+    DELETE = "delete", "Delete"
+    RESTORE = "restore", "Restore"
+    SPLIT = "split", "Split"
+    ALIAS_ADD = "alias_add", "Add alias"
+    ALIAS_REMOVE = "alias_remove", "Remove alias"
+    BLOCK = "block", "Block a name"
+    NOT_SAME = "not_same", "Not the same"
+    AUTO_MERGE = "auto_merge", "Automatic merge"
+
+
+class CurationEvent(WorkspaceScopedModel):
+    action = models.CharField(max_length=16, choices=CurationAction.choices)
+    # Null for automatic decisions of consolidation.
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    entity = models.ForeignKey(
+        Entity, null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_events"
+    )
+    # Everything needed to undo the action exactly (ids and prior field values).
+    payload = models.JSONField(default=dict, blank=True)
+    summary = models.CharField(max_length=500, blank=True)
+    undone_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="curation_ws_time")]
+
+    def __str__(self) -> str:
+        return f"{self.action} #{self.pk}"
+
+
+class RuleKind(models.TextChoices):
+    ALIAS_PIN = "alias_pin", "Name pinned to an entity"
+    BLOCKED = "blocked", "Blocked name"
+    NOT_SAME = "not_same", "Not the same"
+
+
+class CurationRule(WorkspaceScopedModel):
+    kind = models.CharField(max_length=16, choices=RuleKind.choices)
+    # alias_pin / blocked: the canonical name the rule is about.
+    canonical = models.CharField(max_length=300, blank=True)
+    # blocked: only within this type (null: every type); alias_pin: the type it applies in.
+    entity_type = models.ForeignKey(
+        EntityType, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    # alias_pin: the entity the name belongs to; not_same: the pair (lower id first).
+    entity = models.ForeignKey(
+        Entity, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    other = models.ForeignKey(
+        Entity, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    event = models.ForeignKey(
+        CurationEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="rules"
+    )
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["workspace", "kind", "canonical"],
+                condition=Q(active=True),
+                name="rule_active_lookup",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.canonical or (self.entity_id, self.other_id)}"
+
+
+class SuggestionStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+
+
+class MergeSuggestion(WorkspaceScopedModel):
+    # The pair, lower id first: one suggestion per pair, ever.
+    entity_a = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    entity_b = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField()
+    reasons = models.JSONField(default=list, blank=True)
+    status = models.CharField(
+        max_length=16, choices=SuggestionStatus.choices, default=SuggestionStatus.OPEN
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-score", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "entity_a", "entity_b"], name="suggestion_unique_pair"
+            ),
+            models.CheckConstraint(
+                condition=Q(entity_a__lt=models.F("entity_b")), name="suggestion_ordered_pair"
+            ),
+        ]
+        indexes = [models.Index(fields=["workspace", "status", "-score"], name="suggestion_queue")]
+
+    def __str__(self) -> str:
+        return f"{self.entity_a_id} ~ {self.entity_b_id} ({self.score:.2f})"
