@@ -5,10 +5,24 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Status
+from ninja.pagination import LimitOffsetPagination, paginate
 
 from ingest.selectors import get_source_for_workspace
+from knowledge.actions.curation import (
+    do_accept_suggestion,
+    do_delete_entity,
+    do_merge_entities,
+    do_reject_suggestion,
+    do_rename_entity,
+    do_restore_entity,
+    do_retype_entity,
+    do_set_aliases,
+    do_split_entity,
+    do_unmerge,
+)
 from knowledge.actions.extraction import do_request_extraction, estimate_source
 from knowledge.actions.schema import (
     TypeKind,
@@ -18,25 +32,39 @@ from knowledge.actions.schema import (
     do_rename_type,
     do_retire_type,
 )
+from knowledge.models import SuggestionStatus
 from knowledge.schemas import (
+    CurationEventOut,
+    CurationResult,
+    EntityPatchIn,
     EstimateOut,
     ExtractIn,
     ExtractionOut,
     ExtractQueued,
+    MergeIn,
     SchemaOut,
+    SplitIn,
+    SuggestionAcceptIn,
+    SuggestionOut,
     TypeIn,
     TypeOut,
     TypeRenameIn,
+    UnmergeIn,
     UsageOut,
 )
 from knowledge.selectors import (
+    find_merge_event,
+    get_entity_for_workspace,
     get_extraction_summary,
     get_schema_snapshot,
     get_workspace_token_usage,
+    list_curation_events,
     list_entity_types,
+    list_merge_suggestions,
     list_relation_types,
 )
 from workspaces.auth import get_caller, get_workspace_access
+from workspaces.errors import InvalidInput
 from workspaces.models import Role, Workspace
 
 router = Router(tags=["knowledge"])
@@ -165,3 +193,191 @@ def extract_source(
 def get_usage(request: HttpRequest, slug: str) -> dict[str, Any]:
     workspace = get_workspace_access(request, slug).workspace
     return get_workspace_token_usage(workspace)
+
+
+# --- Curation ------------------------------------------------------------------------
+
+
+def _result(workspace: Workspace, event: Any, entity_id: int | None) -> dict[str, Any]:
+    entity = get_entity_for_workspace(workspace, entity_id) if entity_id else None
+    return {"event": event, "entity": entity}
+
+
+@router.post(
+    "/workspaces/{slug}/entities/merge",
+    response=CurationResult,
+    summary="Merge entities into one (undo with unmerge)",
+)
+def merge_entities(request: HttpRequest, slug: str, payload: MergeIn) -> dict[str, Any]:
+    """Mentions, aliases and relations move to the survivor (`into`, default: the one with
+    the most mentions); self-loops and duplicate edges are folded. The merged names stay
+    pinned to the survivor, so re-extraction lands there."""
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    entities = [get_entity_for_workspace(workspace, pk) for pk in payload.entities]
+    survivor = payload.into
+    if survivor is None:
+        survivor = max(entities, key=lambda e: (e.mention_count, -e.pk)).pk
+    elif survivor not in payload.entities:
+        get_entity_for_workspace(workspace, survivor)
+    event = do_merge_entities(
+        workspace=workspace,
+        survivor_id=survivor,
+        merged_ids=[e.pk for e in entities],
+        actor=get_caller(request).user,
+    )
+    return _result(workspace, event, survivor)
+
+
+@router.post(
+    "/workspaces/{slug}/entities/{entity_id}/unmerge",
+    response=CurationResult,
+    summary="Undo a merge exactly",
+)
+def unmerge_entity(
+    request: HttpRequest, slug: str, entity_id: int, payload: UnmergeIn
+) -> dict[str, Any]:
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    entity = get_entity_for_workspace(workspace, entity_id)
+    event_id = payload.event_id or find_merge_event(workspace, entity).pk
+    event = do_unmerge(workspace=workspace, event_id=event_id, actor=get_caller(request).user)
+    return _result(workspace, event, entity.pk)
+
+
+@router.patch(
+    "/workspaces/{slug}/entities/{entity_id}",
+    response=CurationResult,
+    summary="Rename, retype or set the aliases of an entity",
+)
+def patch_entity(
+    request: HttpRequest, slug: str, entity_id: int, payload: EntityPatchIn
+) -> dict[str, Any]:
+    """Each change is its own curation event; the last one is returned."""
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    entity = get_entity_for_workspace(workspace, entity_id)
+    actor = get_caller(request).user
+    events = []
+    with transaction.atomic():
+        if payload.name is not None and payload.name != entity.name:
+            events.append(
+                do_rename_entity(
+                    workspace=workspace, entity_id=entity.pk, name=payload.name, actor=actor
+                )
+            )
+        if payload.type is not None and payload.type != entity.type.name:
+            events.append(
+                do_retype_entity(
+                    workspace=workspace, entity_id=entity.pk, type_name=payload.type, actor=actor
+                )
+            )
+        if payload.aliases is not None:
+            events += do_set_aliases(
+                workspace=workspace, entity_id=entity.pk, names=payload.aliases, actor=actor
+            )
+    if not events:
+        raise InvalidInput("Nothing to change: send name, type or aliases.")
+    return _result(workspace, events[-1], entity.pk)
+
+
+@router.delete(
+    "/workspaces/{slug}/entities/{entity_id}",
+    response=CurationResult,
+    summary="Delete an entity (its names are blocked; restore undoes both)",
+)
+def delete_entity(request: HttpRequest, slug: str, entity_id: int) -> dict[str, Any]:
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    entity = get_entity_for_workspace(workspace, entity_id)
+    event = do_delete_entity(
+        workspace=workspace, entity_id=entity.pk, actor=get_caller(request).user
+    )
+    return _result(workspace, event, entity.pk)
+
+
+@router.post(
+    "/workspaces/{slug}/entities/{entity_id}/restore",
+    response=CurationResult,
+    summary="Restore a deleted entity",
+)
+def restore_entity(request: HttpRequest, slug: str, entity_id: int) -> dict[str, Any]:
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    entity = get_entity_for_workspace(workspace, entity_id)
+    event = do_restore_entity(
+        workspace=workspace, entity_id=entity.pk, actor=get_caller(request).user
+    )
+    return _result(workspace, event, entity.pk)
+
+
+@router.post(
+    "/workspaces/{slug}/entities/{entity_id}/split",
+    response=CurationResult,
+    summary="Move chosen mentions to a new entity",
+)
+def split_entity(
+    request: HttpRequest, slug: str, entity_id: int, payload: SplitIn
+) -> dict[str, Any]:
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    entity = get_entity_for_workspace(workspace, entity_id)
+    event = do_split_entity(
+        workspace=workspace,
+        entity_id=entity.pk,
+        mention_ids=payload.mention_ids,
+        name=payload.name,
+        type_name=payload.type,
+        actor=get_caller(request).user,
+    )
+    return _result(workspace, event, event.payload["new_entity"])
+
+
+@router.get(
+    "/workspaces/{slug}/merge-suggestions",
+    response=list[SuggestionOut],
+    summary="The review queue: pairs that may be the same entity",
+)
+@paginate(LimitOffsetPagination)
+def merge_suggestions(request: HttpRequest, slug: str, status: str = "open") -> QuerySet[Any]:
+    """`status`: open (default), accepted or rejected."""
+    workspace = get_workspace_access(request, slug).workspace
+    if status not in SuggestionStatus.values:
+        raise InvalidInput(f"status: one of {', '.join(SuggestionStatus.values)}.")
+    return list_merge_suggestions(workspace, status=status)
+
+
+@router.post(
+    "/workspaces/{slug}/merge-suggestions/{suggestion_id}/accept",
+    response=CurationResult,
+    summary="Accept: merge the pair",
+)
+def accept_suggestion(
+    request: HttpRequest, slug: str, suggestion_id: int, payload: SuggestionAcceptIn
+) -> dict[str, Any]:
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    event = do_accept_suggestion(
+        workspace=workspace,
+        suggestion_id=suggestion_id,
+        into=payload.into,
+        actor=get_caller(request).user,
+    )
+    return _result(workspace, event, event.entity_id)
+
+
+@router.post(
+    "/workspaces/{slug}/merge-suggestions/{suggestion_id}/reject",
+    response=CurationResult,
+    summary="Reject: not the same, never suggested again",
+)
+def reject_suggestion(request: HttpRequest, slug: str, suggestion_id: int) -> dict[str, Any]:
+    workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
+    event = do_reject_suggestion(
+        workspace=workspace, suggestion_id=suggestion_id, actor=get_caller(request).user
+    )
+    return _result(workspace, event, None)
+
+
+@router.get(
+    "/workspaces/{slug}/curation-events",
+    response=list[CurationEventOut],
+    summary="Curation history, newest first",
+)
+@paginate(LimitOffsetPagination)
+def curation_events(request: HttpRequest, slug: str, entity: int | None = None) -> QuerySet[Any]:
+    workspace = get_workspace_access(request, slug).workspace
+    return list_curation_events(workspace, entity_id=entity)

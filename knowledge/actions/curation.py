@@ -714,3 +714,82 @@ def do_split_entity(
         _not_same(workspace, entity.pk, new.pk, event)
         do_refresh_derived(entity_ids=[entity.pk, new.pk], relation_ids=[])
     return event
+
+
+# --- The review queue ------------------------------------------------------------------
+
+
+def _open_suggestion(workspace: Workspace, suggestion_id: int) -> MergeSuggestion:
+    suggestion = (
+        MergeSuggestion.objects.for_workspace(workspace)
+        .select_for_update()
+        .filter(pk=suggestion_id)
+        .first()
+    )
+    if suggestion is None:
+        raise NotFound(f"No merge suggestion {suggestion_id} in this workspace.")
+    if suggestion.status != SuggestionStatus.OPEN:
+        raise Conflict(f"Suggestion {suggestion_id} was {suggestion.status} already.")
+    return suggestion
+
+
+def do_accept_suggestion(
+    *,
+    workspace: Workspace,
+    suggestion_id: int,
+    into: int | None = None,
+    actor: User | None = None,
+) -> CurationEvent:
+    """Merge the pair (into the entity with more mentions unless `into` says otherwise)."""
+    with transaction.atomic():
+        suggestion = _open_suggestion(workspace, suggestion_id)
+        pair = [suggestion.entity_a, suggestion.entity_b]
+        if into is not None and into not in {e.pk for e in pair}:
+            raise InvalidInput("`into` must be one of the suggested pair.")
+        survivor = into or max(pair, key=lambda e: (e.mention_count, -e.pk)).pk
+        other = next(e.pk for e in pair if e.pk != survivor)
+        event = do_merge_entities(
+            workspace=workspace, survivor_id=survivor, merged_ids=[other], actor=actor
+        )
+        MergeSuggestion.objects.filter(pk=suggestion.pk).update(
+            status=SuggestionStatus.ACCEPTED, decided_by=actor, decided_at=timezone.now()
+        )
+    return event
+
+
+def do_reject_suggestion(
+    *, workspace: Workspace, suggestion_id: int, actor: User | None = None
+) -> CurationEvent:
+    """Not the same: the pair is never suggested or merged automatically again."""
+    with transaction.atomic():
+        suggestion = _open_suggestion(workspace, suggestion_id)
+        event = do_mark_not_same(
+            workspace=workspace,
+            entity_id=suggestion.entity_a_id,
+            other_id=suggestion.entity_b_id,
+            actor=actor,
+        )
+        MergeSuggestion.objects.filter(pk=suggestion.pk).update(
+            status=SuggestionStatus.REJECTED, decided_by=actor, decided_at=timezone.now()
+        )
+    return event
+
+
+def do_set_aliases(
+    *, workspace: Workspace, entity_id: int, names: Iterable[str], actor: User | None = None
+) -> list[CurationEvent]:
+    """Make the alias list exactly `names` (one event per alias added or removed)."""
+    wanted = {canonical_name(n): " ".join(n.split()) for n in names if canonical_name(n)}
+    with transaction.atomic():
+        entity = _one(workspace, entity_id)
+        current = dict(Alias.objects.filter(entity=entity).values_list("canonical", "name"))
+        events = [
+            do_remove_alias(workspace=workspace, entity_id=entity.pk, name=current[c], actor=actor)
+            for c in sorted(set(current) - set(wanted))
+        ]
+        events += [
+            do_add_alias(workspace=workspace, entity_id=entity.pk, name=wanted[c], actor=actor)
+            for c in sorted(set(wanted) - set(current))
+            if c != entity.canonical_name
+        ]
+    return events

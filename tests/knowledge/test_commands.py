@@ -217,3 +217,28 @@ def test_eval_extraction_refuses_a_malformed_gold_file_with_exit_2(tmp_path):
     with pytest.raises(CommandError) as missing:
         run("eval_extraction", str(tmp_path / "nope.jsonl"))
     assert missing.value.returncode == 2
+
+
+def test_merge_and_unmerge_commands_take_ids_or_exact_names(alice, llm, ingest_text):
+    from knowledge.models import Entity
+    from tests.knowledge.test_curation import FIRST, WORLD
+
+    llm.responder = WORLD
+    ingest_text(FIRST)
+    alphabet = Entity.objects.get(name="Alphabet")
+    out, _ = run("merge", "--workspace", "acme", "Google", str(alphabet.pk), "--into", "Alphabet")
+    assert "Merged 'Google' into 'Alphabet'" in out
+    event_id = out.split("(event ")[1].split(";")[0]
+    assert Entity.objects.get(name="Google").state == "merged"
+    out, _ = run("unmerge", "--workspace", "acme", event_id)
+    assert "Undid merge" in out
+    assert Entity.objects.get(name="Google").state == "active"
+    with pytest.raises(CommandError) as again:
+        run("unmerge", "--workspace", "acme", event_id)
+    assert again.value.returncode == 1
+    with pytest.raises(CommandError) as unknown:
+        run("merge", "--workspace", "acme", "Google", "Nobody")
+    assert unknown.value.returncode == 1
+    with pytest.raises(CommandError) as single:
+        run("merge", "--workspace", "acme", "Google")
+    assert single.value.returncode == 2
