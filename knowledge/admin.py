@@ -1,0 +1,188 @@
+"""Django admin for curation: entities (with their evidence and history), relations, the
+merge-suggestion queue and the curation log. Every change goes through the curation
+actions, so the admin leaves the same events and rules as the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+
+from knowledge.actions.curation import (
+    do_accept_suggestion,
+    do_delete_entity,
+    do_merge_entities,
+    do_reject_suggestion,
+    do_restore_entity,
+)
+from knowledge.models import (
+    CurationEvent,
+    Entity,
+    EntityState,
+    Mention,
+    MergeSuggestion,
+    Relation,
+    SuggestionStatus,
+)
+from workspaces.errors import DomainError
+
+
+class MentionInline(admin.TabularInline):
+    model = Mention
+    fields = ("surface_form", "chunk", "char_start", "char_end", "description", "run")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = False
+    verbose_name_plural = "evidence (mentions)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Mention]:
+        return super().get_queryset(request).select_related("chunk", "run")
+
+
+class HistoryInline(admin.TabularInline):
+    model = CurationEvent
+    fk_name = "entity"
+    fields = ("created_at", "action", "actor", "summary", "undone_by")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    verbose_name_plural = "history"
+
+
+@admin.register(Entity)
+class EntityAdmin(admin.ModelAdmin):
+    list_display = ("name", "type", "state", "mention_count", "last_seen_at", "workspace")
+    list_filter = ("state", ("type", admin.RelatedOnlyFieldListFilter), "workspace", "curated")
+    search_fields = ("name", "canonical_name", "alias_rows__canonical")
+    readonly_fields = (
+        "workspace", "canonical_name", "mention_count", "first_seen_at", "last_seen_at",
+        "state", "merged_into", "aliases", "curated", "blocking_keys",
+    )  # fmt: skip
+    exclude = ("embedding",)
+    inlines = (MentionInline, HistoryInline)
+    actions = ("merge_selected", "delete_selected_entities", "restore_selected_entities")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting is a curation action (reversible, names blocked), not a row deletion.
+        return False
+
+    @admin.action(description="Merge selected entities (choose the survivor)")
+    def merge_selected(self, request: HttpRequest, queryset: QuerySet[Entity]) -> Any:
+        entities = list(queryset.select_related("type", "workspace").order_by("-mention_count"))
+        if len({e.workspace_id for e in entities}) != 1 or len(entities) < 2:
+            self.message_user(
+                request, "Select two or more entities of one workspace.", messages.ERROR
+            )
+            return None
+        if request.POST.get("apply"):
+            survivor = next(
+                (e for e in entities if str(e.pk) == request.POST.get("survivor")), None
+            )
+            if survivor is None:
+                self.message_user(request, "Choose the entity to keep.", messages.ERROR)
+                return None
+            try:
+                event = do_merge_entities(
+                    workspace=entities[0].workspace,
+                    survivor_id=survivor.pk,
+                    merged_ids=[e.pk for e in entities],
+                    actor=request.user,  # type: ignore[arg-type]
+                )
+            except DomainError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+                return None
+            self.message_user(request, f"{event.summary} (event {event.pk}).", messages.SUCCESS)
+            return None
+        return TemplateResponse(
+            request,
+            "admin/knowledge/entity/merge_confirm.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Merge entities",
+                "entities": entities,
+                "opts": self.model._meta,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            },
+        )
+
+    @admin.action(description="Delete selected entities (reversible; names blocked)")
+    def delete_selected_entities(self, request: HttpRequest, queryset: QuerySet[Entity]) -> None:
+        self._each(request, queryset.filter(state=EntityState.ACTIVE), do_delete_entity)
+
+    @admin.action(description="Restore selected deleted entities")
+    def restore_selected_entities(self, request: HttpRequest, queryset: QuerySet[Entity]) -> None:
+        self._each(request, queryset.filter(state=EntityState.DELETED), do_restore_entity)
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[Entity], action: Any) -> None:
+        done = 0
+        for entity in queryset.select_related("workspace"):
+            try:
+                action(workspace=entity.workspace, entity_id=entity.pk, actor=request.user)
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, f"{entity.name}: {exc.message}", messages.ERROR)
+        self.message_user(request, f"{done} entit{'y' if done == 1 else 'ies'} changed.")
+
+
+@admin.register(Relation)
+class RelationAdmin(admin.ModelAdmin):
+    list_display = ("source", "type", "target", "weight", "evidence_count", "state", "workspace")
+    list_filter = ("state", ("type", admin.RelatedOnlyFieldListFilter), "workspace")
+    search_fields = ("source__name", "target__name", "description")
+    raw_id_fields = ("source", "target", "merged_into")
+    readonly_fields = ("weight", "evidence_count", "state", "merged_into", "workspace")
+
+
+@admin.register(MergeSuggestion)
+class MergeSuggestionAdmin(admin.ModelAdmin):
+    list_display = ("entity_a", "entity_b", "score", "reasons", "status", "created_at")
+    list_filter = ("status", "workspace")
+    search_fields = ("entity_a__name", "entity_b__name")
+    raw_id_fields = ("entity_a", "entity_b")
+    readonly_fields = ("score", "reasons", "status", "decided_by", "decided_at", "workspace")
+    actions = ("accept", "reject")
+
+    @admin.action(description="Accept: merge each pair (into the one with more mentions)")
+    def accept(self, request: HttpRequest, queryset: QuerySet[MergeSuggestion]) -> None:
+        self._decide(request, queryset, do_accept_suggestion)
+
+    @admin.action(description="Reject: not the same, never suggested again")
+    def reject(self, request: HttpRequest, queryset: QuerySet[MergeSuggestion]) -> None:
+        self._decide(request, queryset, do_reject_suggestion)
+
+    def _decide(
+        self, request: HttpRequest, queryset: QuerySet[MergeSuggestion], action: Any
+    ) -> None:
+        for suggestion in queryset.filter(status=SuggestionStatus.OPEN).select_related("workspace"):
+            try:
+                action(
+                    workspace=suggestion.workspace,
+                    suggestion_id=suggestion.pk,
+                    actor=request.user,
+                )
+            except DomainError as exc:
+                self.message_user(request, f"#{suggestion.pk}: {exc.message}", messages.ERROR)
+
+
+@admin.register(CurationEvent)
+class CurationEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "action", "actor", "summary", "undone_by", "workspace")
+    list_filter = ("action", "workspace")
+    search_fields = ("summary",)
+    readonly_fields = ("workspace", "action", "actor", "entity", "payload", "summary",
+                       "undone_by", "created_at")  # fmt: skip
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
