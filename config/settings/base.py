@@ -187,6 +187,19 @@ EXTRACTION_AUTO_ACCEPT_TYPES = env_bool("EXTRACTION_AUTO_ACCEPT_TYPES", False)
 # Force the offline extractor even when an LLM is configured.
 EXTRACTION_OFFLINE = env_bool("EXTRACTION_OFFLINE", False)
 
+# --- Consolidation -----------------------------------------------------------------------
+# Name similarity at or above which a new name joins an existing entity (an automatic,
+# reversible merge), and the start of the review band (a merge suggestion). Per-type
+# overrides: CONSOLIDATION_TYPE_THRESHOLDS = "person:0.95:0.8,organization:0.9:0.7".
+CONSOLIDATION_AUTO_MERGE = env_float("CONSOLIDATION_AUTO_MERGE", 0.0) or None
+CONSOLIDATION_REVIEW = env_float("CONSOLIDATION_REVIEW", 0.0) or None
+CONSOLIDATION_TYPE_THRESHOLDS = env_list("CONSOLIDATION_TYPE_THRESHOLDS", [])
+# Corporate suffixes ignored when names are compared ("Acme Inc." is "Acme"); empty: the
+# built-in list (knowledge/consolidation/names.py).
+CONSOLIDATION_CORPORATE_SUFFIXES = env_list("CONSOLIDATION_CORPORATE_SUFFIXES", [])
+# Candidates compared per new name (blocked by shared name keys, never all pairs).
+CONSOLIDATION_MAX_CANDIDATES = int(env_float("CONSOLIDATION_MAX_CANDIDATES", 50))
+
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)
 # One upload request (several files) may carry at most this much.

@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from knowledge.actions.extraction import do_refresh_derived
-from knowledge.canonical import canonical_name
+from knowledge.consolidation.resolution import entity_blocking_keys, entity_key
 from knowledge.models import (
     Alias,
     AliasOrigin,
@@ -120,8 +120,10 @@ def do_merge_entities(
     merged_ids: Iterable[int],
     actor: User | None = None,
     automatic: bool = False,
+    reasons: list[str] | None = None,
 ) -> CurationEvent:
-    """Merge `merged_ids` into `survivor_id`; returns the event `do_unmerge` takes."""
+    """Merge `merged_ids` into `survivor_id`; returns the event `do_unmerge` takes.
+    `automatic` marks consolidation's own merges (with its `reasons`)."""
     merged_ids = sorted(set(merged_ids) - {survivor_id})
     if not merged_ids:
         raise InvalidInput("Merging needs at least two different entities.")
@@ -142,6 +144,7 @@ def do_merge_entities(
             "aliases_created": [],
             "rules_moved": [],
             "suggestions": [],
+            "reasons": reasons or [],
         }
         names = {}
         for entity in merged:
@@ -227,7 +230,9 @@ def do_merge_entities(
                     event=event,
                 )
         _sync_alias_list([survivor.pk, *merged_ids])
-        do_refresh_derived(entity_ids=[survivor.pk, *merged_ids], relation_ids=touched_relations)
+        do_refresh_derived(
+            entity_ids=[survivor.pk, *merged_ids], relation_ids=touched_relations, prune=False
+        )
     return event
 
 
@@ -337,7 +342,7 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
             own = set(names) - survivor_names
             ids = [
                 m.pk for m in later.only("pk", "surface_form")
-                if canonical_name(m.surface_form) in own
+                if entity_key(m.surface_form, survivor.type.name) in own
             ]  # fmt: skip
             Mention.objects.filter(pk__in=ids).update(entity_id=int(entity_id))
 
@@ -385,7 +390,7 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
         event.undone_by = undo
         event.save(update_fields=["undone_by"])
         _sync_alias_list([survivor_id, *merged_ids])
-        do_refresh_derived(entity_ids=[survivor_id, *merged_ids], relation_ids=touched)
+        do_refresh_derived(entity_ids=[survivor_id, *merged_ids], relation_ids=touched, prune=False)
     return undo
 
 
@@ -422,7 +427,7 @@ def do_rename_entity(
     with transaction.atomic():
         entity = _one(workspace, entity_id)
         before = _snapshot(entity, ENTITY_FIELDS)
-        canonical = canonical_name(clean)
+        canonical = entity_key(clean, entity.type.name)
         clash = (
             Entity.objects.for_workspace(workspace)
             .filter(state=EntityState.ACTIVE, type_id=entity.type_id, canonical_name=canonical)
@@ -440,7 +445,10 @@ def do_rename_entity(
                 defaults={"name": old, "origin": AliasOrigin.MANUAL},
             )
         entity.name, entity.canonical_name, entity.curated = clean, canonical, True
-        entity.save(update_fields=["name", "canonical_name", "curated", "updated_at"])
+        entity.blocking_keys = entity_blocking_keys(clean, entity.type.name)
+        entity.save(
+            update_fields=["name", "canonical_name", "blocking_keys", "curated", "updated_at"]
+        )
         event = _event(
             workspace, CurationAction.RENAME, actor=actor, entity=entity,
             payload={"before": before}, summary=f"Renamed {old!r} to {clean!r}",
@@ -476,9 +484,10 @@ def do_retype_entity(
         new_type = EntityType.objects.for_workspace(workspace).filter(name=type_name).first()
         if new_type is None or new_type.status == TypeStatus.RETIRED:
             raise InvalidInput(f"No usable entity type {type_name!r} in this workspace.")
+        canonical = entity_key(entity.name, new_type.name)
         clash = (
             Entity.objects.for_workspace(workspace)
-            .filter(state=EntityState.ACTIVE, type=new_type, canonical_name=entity.canonical_name)
+            .filter(state=EntityState.ACTIVE, type=new_type, canonical_name=canonical)
             .exclude(pk=entity.pk)
             .first()
         )
@@ -486,8 +495,11 @@ def do_retype_entity(
             raise Conflict(f"{clash.name!r} ({clash.pk}) is that type already: merge them.")
         before = _snapshot(entity, ENTITY_FIELDS)
         old_type = entity.type.name
-        entity.type, entity.curated = new_type, True
-        entity.save(update_fields=["type", "curated", "updated_at"])
+        entity.type, entity.curated, entity.canonical_name = new_type, True, canonical
+        entity.blocking_keys = entity_blocking_keys(entity.name, new_type.name)
+        entity.save(
+            update_fields=["type", "curated", "canonical_name", "blocking_keys", "updated_at"]
+        )
         event = _event(
             workspace, CurationAction.RETYPE, actor=actor, entity=entity,
             payload={"before": before},
@@ -572,11 +584,11 @@ def do_add_alias(
     *, workspace: Workspace, entity_id: int, name: str, actor: User | None = None
 ) -> CurationEvent:
     clean = " ".join(name.split())[:300]
-    canonical = canonical_name(clean)
-    if not canonical:
-        raise InvalidInput("An alias needs a name.")
     with transaction.atomic():
         entity = _one(workspace, entity_id)
+        canonical = entity_key(clean, entity.type.name)
+        if not canonical:
+            raise InvalidInput("An alias needs a name.")
         taken = (
             Alias.objects.for_workspace(workspace)
             .filter(canonical=canonical, entity__type_id=entity.type_id,
@@ -604,9 +616,9 @@ def do_add_alias(
 def do_remove_alias(
     *, workspace: Workspace, entity_id: int, name: str, actor: User | None = None
 ) -> CurationEvent:
-    canonical = canonical_name(name)
     with transaction.atomic():
         entity = _one(workspace, entity_id)
+        canonical = entity_key(name, entity.type.name)
         deleted, _ = Alias.objects.filter(entity=entity, canonical=canonical).delete()
         if not deleted:
             raise NotFound(f"{entity.name!r} has no alias {name!r}.")
@@ -629,24 +641,30 @@ def do_block_name(
     actor: User | None = None,
 ) -> CurationEvent:
     """Extraction never creates (or attaches evidence to) an entity of this name again."""
-    canonical = canonical_name(name)
-    if not canonical:
-        raise InvalidInput("Say which name to block.")
     entity_type = None
     if type_name:
         entity_type = EntityType.objects.for_workspace(workspace).filter(name=type_name).first()
         if entity_type is None:
             raise InvalidInput(f"No entity type {type_name!r} in this workspace.")
+    # Keys differ by type only in corporate suffixes: block each form the name can take.
+    keys = sorted(
+        {entity_key(name, type_name)}
+        if type_name
+        else {entity_key(name, "organization"), entity_key(name, "")}
+    )
+    if not any(keys):
+        raise InvalidInput("Say which name to block.")
     with transaction.atomic():
         event = _event(
             workspace, CurationAction.BLOCK, actor=actor, entity=None,
-            payload={"canonical": canonical, "type": type_name},
+            payload={"canonical": keys, "type": type_name},
             summary=f"Blocked the name {name!r}" + (f" as {type_name}" if type_name else ""),
         )  # fmt: skip
-        CurationRule.objects.create(
-            workspace=workspace, kind=RuleKind.BLOCKED, canonical=canonical,
-            entity_type=entity_type, event=event,
-        )  # fmt: skip
+        for canonical in keys:
+            CurationRule.objects.create(
+                workspace=workspace, kind=RuleKind.BLOCKED, canonical=canonical,
+                entity_type=entity_type, event=event,
+            )  # fmt: skip
     return event
 
 
@@ -693,7 +711,7 @@ def do_split_entity(
             if found is None:
                 raise InvalidInput(f"No entity type {type_name!r} in this workspace.")
             entity_type = found
-        canonical = canonical_name(clean)
+        canonical = entity_key(clean, entity_type.name)
         if (
             Entity.objects.for_workspace(workspace)
             .filter(state=EntityState.ACTIVE, type=entity_type, canonical_name=canonical)
@@ -702,7 +720,7 @@ def do_split_entity(
             raise Conflict(f"An entity named {clean!r} of that type exists: merge into it.")
         new = Entity.objects.create(
             workspace=workspace, name=clean, canonical_name=canonical, type=entity_type,
-            curated=True,
+            curated=True, blocking_keys=entity_blocking_keys(clean, entity_type.name),
         )  # fmt: skip
         mentions.update(entity=new)
         event = _event(
@@ -712,7 +730,7 @@ def do_split_entity(
         )  # fmt: skip
         _pin(workspace, canonical, new, event)
         _not_same(workspace, entity.pk, new.pk, event)
-        do_refresh_derived(entity_ids=[entity.pk, new.pk], relation_ids=[])
+        do_refresh_derived(entity_ids=[entity.pk, new.pk], relation_ids=[], prune=False)
     return event
 
 
@@ -779,9 +797,10 @@ def do_set_aliases(
     *, workspace: Workspace, entity_id: int, names: Iterable[str], actor: User | None = None
 ) -> list[CurationEvent]:
     """Make the alias list exactly `names` (one event per alias added or removed)."""
-    wanted = {canonical_name(n): " ".join(n.split()) for n in names if canonical_name(n)}
     with transaction.atomic():
         entity = _one(workspace, entity_id)
+        kind = entity.type.name
+        wanted = {entity_key(n, kind): " ".join(n.split()) for n in names if entity_key(n, kind)}
         current = dict(Alias.objects.filter(entity=entity).values_list("canonical", "name"))
         events = [
             do_remove_alias(workspace=workspace, entity_id=entity.pk, name=current[c], actor=actor)

@@ -46,7 +46,7 @@ from knowledge.actions.schema import (
     do_record_proposed_types,
 )
 from knowledge.canonical import canonical_name, type_name
-from knowledge.consolidation.resolution import name_key, resolve_entities
+from knowledge.consolidation.resolution import entity_key, resolve_entities
 from knowledge.extraction.extractors import Extractor, WindowOutcome, get_extractor
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.windows import Window, build_windows, find_occurrences, relation_span
@@ -576,7 +576,7 @@ def _materialize_window(
 
     for raw, entity_type in typed:
         name = str(raw["name"])
-        entity = resolved.get((name_key(name), entity_type.pk))
+        entity = resolved.get((entity_key(name, entity_type.name), entity_type.pk))
         if entity is None:
             counts["entities_skipped_known_only"] = counts.get("entities_skipped_known_only", 0) + 1
             continue
@@ -604,7 +604,7 @@ def _materialize_window(
                 counts=counts,
             )
             for name in dangling:
-                entity = extra.get((name_key(name), concept.pk))
+                entity = extra.get((entity_key(name, concept.name), concept.pk))
                 if entity is not None:
                     by_name[name.casefold()] = entity
                     mention(entity, name, "", [])
@@ -803,11 +803,13 @@ def _first_rows(queryset: Any, *, partition: str, fields: tuple[str, ...], limit
     )
 
 
-def do_refresh_derived(*, entity_ids: Iterable[int], relation_ids: Iterable[int]) -> None:
+def do_refresh_derived(
+    *, entity_ids: Iterable[int], relation_ids: Iterable[int], prune: bool = True
+) -> None:
     """Recompute counts, first/last seen, descriptions and weights from evidence, in a
     fixed number of queries however many rows were touched; active entities and relations
     with no evidence left are deleted (they came from nothing else), unless a person
-    curated the entity."""
+    curated the entity. Curation passes `prune=False`: it never deletes as a side effect."""
     entity_ids, relation_ids = set(entity_ids), set(relation_ids)
     if relation_ids:
         stats = {
@@ -817,7 +819,10 @@ def do_refresh_derived(*, entity_ids: Iterable[int], relation_ids: Iterable[int]
             .annotate(n=Count("pk"), strength=Sum("strength"))
         }
         # Only live edges go; one folded into another by a merge waits for its unmerge.
-        Relation.objects.filter(pk__in=relation_ids - set(stats), state=EntityState.ACTIVE).delete()
+        if prune:
+            Relation.objects.filter(
+                pk__in=relation_ids - set(stats), state=EntityState.ACTIVE
+            ).delete()
         Relation.objects.filter(pk__in=relation_ids - set(stats)).update(
             evidence_count=0, weight=0.0
         )
@@ -848,9 +853,10 @@ def do_refresh_derived(*, entity_ids: Iterable[int], relation_ids: Iterable[int]
             .annotate(n=Count("pk"), first=Min("created_at"), last=Max("created_at"))
         }
         # Entities a person curated stay without evidence; merged ones wait for an unmerge.
-        Entity.objects.filter(
-            pk__in=entity_ids - set(entity_stats), state=EntityState.ACTIVE, curated=False
-        ).delete()
+        if prune:
+            Entity.objects.filter(
+                pk__in=entity_ids - set(entity_stats), state=EntityState.ACTIVE, curated=False
+            ).delete()
         Entity.objects.filter(pk__in=entity_ids - set(entity_stats)).update(mention_count=0)
         descriptions: dict[int, list[str]] = {}
         for entity_id, description in _first_rows(

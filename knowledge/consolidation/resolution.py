@@ -6,8 +6,15 @@ Order (cheapest and most authoritative first), for each (name, type):
 2. a name pinned by curation (a merge, a rename, an alias added by a person) goes to the
    entity it is pinned to, whatever became of it since (followed through later merges);
 3. the alias table;
-4. an active entity with the same canonical name and type;
-5. otherwise a new entity (unless the source is known-only).
+4. an active entity with the same canonical key and type (knowledge/consolidation/names.py:
+   Unicode, case, punctuation, articles, simple plurals, corporate suffixes);
+5. acronym / expansion and character similarity against at most
+   CONSOLIDATION_MAX_CANDIDATES candidates of the type that share a blocking key (one
+   GIN-indexed `&&`, never all pairs): at or above the type's auto-merge threshold the new
+   name becomes a new entity merged at once into the match — an automatic merge, logged
+   and undone like a manual one; in the review band a `MergeSuggestion` (unless the pair
+   was rejected before); below, a new entity;
+6. otherwise a new entity (unless the source is known-only).
 
 Entities of different types stay apart; only a person merges them (the pin of a retype
 applies in every type). The whole batch is resolved with a fixed number of queries.
@@ -17,24 +24,72 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.conf import settings
+from django.db import connection
 from django.db.models import Q
+from rapidfuzz import fuzz, process
 
-from knowledge.canonical import canonical_name
+from knowledge.consolidation import names
 from knowledge.models import (
     Alias,
     CurationRule,
     Entity,
     EntityState,
     EntityType,
+    MergeSuggestion,
     RuleKind,
 )
 from workspaces.models import Workspace
 
-Key = tuple[str, int]  # (canonical name, entity type id)
+Key = tuple[str, int]  # (canonical key, entity type id)
 
 
-def name_key(name: str) -> str:
-    return canonical_name(name)
+def suffixes(type_name: str) -> tuple[str, ...]:
+    """Corporate suffixes are ignored for organisations only (elsewhere they mean
+    something); CONSOLIDATION_CORPORATE_SUFFIXES replaces the built-in list."""
+    configured = tuple(settings.CONSOLIDATION_CORPORATE_SUFFIXES)
+    if type_name == "organization" and configured:
+        return configured
+    return names.suffixes_for_type(type_name)
+
+
+def entity_key(name: str, type_name: str) -> str:
+    """The canonical key entities of a type are matched on (and unique by)."""
+    return names.canonical_key(name, suffixes=suffixes(type_name))[:300]
+
+
+def entity_blocking_keys(name: str, type_name: str) -> list[str]:
+    return [k[:80] for k in names.blocking_keys(name, suffixes=suffixes(type_name))]
+
+
+def thresholds(type_name: str) -> names.Thresholds:
+    """Per-type thresholds: CONSOLIDATION_TYPE_THRESHOLDS entries ("type:auto:review"),
+    else CONSOLIDATION_AUTO_MERGE / CONSOLIDATION_REVIEW, else the tuned defaults."""
+    for entry in settings.CONSOLIDATION_TYPE_THRESHOLDS:
+        parts = entry.split(":")
+        if len(parts) == 3 and parts[0] == type_name:
+            return names.Thresholds(auto_merge=float(parts[1]), review=float(parts[2]))
+    base = names.thresholds_for(type_name)
+    return names.Thresholds(
+        auto_merge=settings.CONSOLIDATION_AUTO_MERGE or base.auto_merge,
+        review=settings.CONSOLIDATION_REVIEW or base.review,
+    )
+
+
+def lock_names(workspace: Workspace, keys: Iterable[Key]) -> None:
+    """Transaction-scoped advisory locks on (workspace, type, key), taken in one sorted
+    order: two workers resolving the same name take turns, and the second finds the first's
+    entity instead of creating a twin."""
+    names_ = sorted({f"entity:{workspace.pk}:{type_id}:{text}" for text, type_id in keys})
+    if not names_:
+        return
+    with connection.cursor() as cursor:
+        # One round trip; ORDER BY fixes the order the locks are taken in.
+        cursor.execute(
+            "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) "
+            "FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS ordered",
+            [names_],
+        )
 
 
 def _follow(entity_id: int, entities: dict[int, Entity]) -> Entity | None:
@@ -66,11 +121,13 @@ def resolve_entities(
     counts = counts if counts is not None else {}
     keys: dict[Key, tuple[str, EntityType]] = {}
     for name, entity_type in wanted:
-        text = name_key(name)
+        text = entity_key(name, entity_type.name)
         if text:
             keys.setdefault((text, entity_type.pk), (name.strip()[:300], entity_type))
     if not keys:
         return {}
+    if create:
+        lock_names(workspace, keys)
     canon = {text for text, _ in keys}
     rules = list(
         CurationRule.objects.for_workspace(workspace).filter(
@@ -129,6 +186,7 @@ def resolve_entities(
         else:
             missing.append(key)
     if missing and create:
+        matches = {key: best_match(workspace, *keys[key]) for key in missing}
         # Sorted, so two workers inserting overlapping sets lock index entries in one order;
         # ON CONFLICT DO NOTHING, so they create one entity between them.
         Entity.objects.bulk_create(
@@ -138,17 +196,21 @@ def resolve_entities(
                     name=keys[key][0],
                     canonical_name=key[0],
                     type=keys[key][1],
+                    blocking_keys=entity_blocking_keys(keys[key][0], keys[key][1].name),
                 )
                 for key in sorted(missing)
             ],
             ignore_conflicts=True,
         )
+        created: dict[Key, Entity] = {}
         for entity in Entity.objects.for_workspace(workspace).filter(
             state=EntityState.ACTIVE, canonical_name__in={text for text, _ in missing}
         ):
             made = (entity.canonical_name, entity.type_id)
             if made in keys and made not in found:
-                found[made] = entity
+                created[made] = entity
+        for key, entity in created.items():
+            found[key] = _apply_match(workspace, entity, matches.get(key), counts)
     elif missing:
         # Known-only: a name may still match an existing entity of another type when that
         # is the only entity of the name.
@@ -159,3 +221,94 @@ def resolve_entities(
             if len(by_name.get(key[0], [])) == 1:
                 found[key] = by_name[key[0]][0]
     return found
+
+
+# Candidates scored in full after the quick pre-ranking (rapidfuzz, in C).
+FULL_SCORING = 6
+
+
+def best_match(
+    workspace: Workspace, name: str, entity_type: EntityType, *, exclude: int | None = None
+) -> tuple[Entity, names.Similarity] | None:
+    """The most similar active entity of the type among those sharing a blocking key.
+
+    Candidates come from one GIN-indexed `&&` on the blocking keys (at most
+    CONSOLIDATION_MAX_CANDIDATES, most-mentioned first); a quick token-set ratio on their
+    canonical keys picks the few that get the full similarity (acronym candidates always
+    do), so the cost per name stays small however many share a common word.
+    """
+    keys = entity_blocking_keys(name, entity_type.name)
+    if not keys:
+        return None
+    candidates = list(
+        Entity.objects.for_workspace(workspace)
+        .filter(state=EntityState.ACTIVE, type=entity_type, blocking_keys__overlap=keys)
+        .exclude(pk=exclude or 0)
+        .only("pk", "name", "canonical_name", "type_id", "mention_count", "blocking_keys")
+        .order_by("-mention_count", "pk")[: settings.CONSOLIDATION_MAX_CANDIDATES]
+    )
+    if not candidates:
+        return None
+    key = entity_key(name, entity_type.name)
+    acronyms = {k for k in keys if k.startswith("a:")}
+    ranked = process.extract(
+        key,
+        {i: c.canonical_name for i, c in enumerate(candidates)},
+        scorer=fuzz.token_set_ratio,
+        limit=FULL_SCORING,
+    )
+    chosen = {index for _, _, index in ranked} | {
+        i for i, c in enumerate(candidates) if acronyms & set(c.blocking_keys)
+    }
+    best: tuple[Entity, names.Similarity] | None = None
+    for index in sorted(chosen):
+        candidate = candidates[index]
+        score = names.name_similarity(name, candidate.name, suffixes=suffixes(entity_type.name))
+        if best is None or score.score > best[1].score:
+            best = (candidate, score)
+    return best
+
+
+def _apply_match(
+    workspace: Workspace,
+    entity: Entity,
+    match: tuple[Entity, names.Similarity] | None,
+    counts: dict[str, int],
+) -> Entity:
+    """A new entity joins its match (automatic merge), or is queued for review with it."""
+    if match is None or match[0].pk == entity.pk:
+        return entity
+    other, similarity = match
+    limits = thresholds(entity.type.name)
+    if similarity.score < limits.review or not_same(workspace, entity.pk, other.pk):
+        return entity
+    if similarity.score >= limits.auto_merge:
+        from knowledge.actions.curation import do_merge_entities
+
+        do_merge_entities(
+            workspace=workspace,
+            survivor_id=other.pk,
+            merged_ids=[entity.pk],
+            automatic=True,
+            reasons=list(similarity.reasons),
+        )
+        counts["auto_merged"] = counts.get("auto_merged", 0) + 1
+        return other
+    low, high = sorted((entity.pk, other.pk))
+    MergeSuggestion.objects.get_or_create(
+        workspace=workspace,
+        entity_a_id=low,
+        entity_b_id=high,
+        defaults={"score": round(similarity.score, 4), "reasons": list(similarity.reasons)},
+    )
+    counts["suggestions"] = counts.get("suggestions", 0) + 1
+    return entity
+
+
+def not_same(workspace: Workspace, a: int, b: int) -> bool:
+    low, high = sorted((a, b))
+    return (
+        CurationRule.objects.for_workspace(workspace)
+        .filter(kind=RuleKind.NOT_SAME, active=True, entity_id=low, other_id=high)
+        .exists()
+    )

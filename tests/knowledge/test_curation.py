@@ -209,7 +209,9 @@ def test_a_blocked_name_is_never_extracted_again(world, ingest_text, alice):
 
 def test_a_rename_and_a_retype_hold_after_reextraction(world, ingest_text, alice):
     source = ingest_text(FIRST)
-    do_rename_entity(workspace=alice.workspace, entity_id=entity("Google").pk, name="Google LLC")
+    do_rename_entity(
+        workspace=alice.workspace, entity_id=entity("Google").pk, name="Google Research"
+    )
     do_retype_entity(
         workspace=alice.workspace, entity_id=entity("Mountain View").pk, type_name="organization"
     )
@@ -217,7 +219,7 @@ def test_a_rename_and_a_retype_hold_after_reextraction(world, ingest_text, alice
     do_extract_source(source=source, force=True)
     ingest_text(SECOND, title="second")
 
-    google = entity("Google LLC")
+    google = entity("Google Research")
     assert not Entity.objects.filter(name="Google").exists()
     assert google.aliases == ["Google"]
     assert Mention.objects.filter(entity=google, surface_form="Google").count() >= 3

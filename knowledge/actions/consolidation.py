@@ -1,0 +1,110 @@
+"""Consolidate the entities already in a workspace: after a change of thresholds, of the
+name rules, or curation elsewhere, the same tiers that run during extraction are applied to
+existing entities — idempotently, and never across a "not the same" pair.
+
+Each entity's keys are recomputed first (an entity whose canonical key now equals another's
+of the same type is merged into it, automatically and reversibly); then each entity is
+compared with the candidates that share a blocking key: above the type's auto-merge
+threshold the smaller one is merged into the larger (an automatic merge, logged and undone
+like a manual one), in the review band a suggestion is queued (once per pair, ever).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from ingest.models import Source
+from knowledge.actions.curation import do_merge_entities
+from knowledge.consolidation import resolution
+from knowledge.models import Entity, EntityState, Mention, MergeSuggestion
+from workspaces.models import Workspace
+
+
+@dataclass(slots=True)
+class ConsolidationReport:
+    entities: int = 0
+    rekeyed: int = 0
+    merged: int = 0
+    suggested: int = 0
+
+
+def do_consolidate(
+    *,
+    workspace: Workspace,
+    source: Source | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ConsolidationReport:
+    report = ConsolidationReport()
+    entities = Entity.objects.for_workspace(workspace).filter(state=EntityState.ACTIVE)
+    if source is not None:
+        entities = entities.filter(
+            pk__in=Mention.objects.filter(chunk__document__source=source).values("entity_id")
+        )
+    ids = list(entities.order_by("mention_count", "pk").values_list("pk", flat=True))
+    report.entities = len(ids)
+    for entity_id in ids:
+        with transaction.atomic():
+            _consolidate_one(workspace, entity_id, report)
+        if progress:
+            progress(1)
+    return report
+
+
+def _consolidate_one(workspace: Workspace, entity_id: int, report: ConsolidationReport) -> None:
+    entity = (
+        Entity.objects.select_for_update()
+        .select_related("type")
+        .filter(pk=entity_id, state=EntityState.ACTIVE)
+        .first()
+    )
+    if entity is None:
+        return  # merged away earlier in this run
+    kind = entity.type.name
+    key = resolution.entity_key(entity.name, kind)
+    keys = resolution.entity_blocking_keys(entity.name, kind)
+    resolution.lock_names(workspace, [(key, entity.type_id)])
+    if key != entity.canonical_name or keys != entity.blocking_keys:
+        twin = (
+            Entity.objects.for_workspace(workspace)
+            .filter(state=EntityState.ACTIVE, type_id=entity.type_id, canonical_name=key)
+            .exclude(pk=entity.pk)
+            .first()
+        )
+        if twin is not None and not resolution.not_same(workspace, twin.pk, entity.pk):
+            do_merge_entities(
+                workspace=workspace, survivor_id=twin.pk, merged_ids=[entity.pk],
+                automatic=True, reasons=["same canonical name"],
+            )  # fmt: skip
+            report.merged += 1
+            return
+        if twin is None:
+            entity.canonical_name = key
+        entity.blocking_keys = keys
+        entity.save(update_fields=["canonical_name", "blocking_keys", "updated_at"])
+        report.rekeyed += 1
+    match = resolution.best_match(workspace, entity.name, entity.type, exclude=entity.pk)
+    if match is None:
+        return
+    other, similarity = match
+    limits = resolution.thresholds(kind)
+    if similarity.score < limits.review or resolution.not_same(workspace, entity.pk, other.pk):
+        return
+    if similarity.score >= limits.auto_merge:
+        survivor, merged = sorted((entity, other), key=lambda e: (-e.mention_count, e.pk))
+        do_merge_entities(
+            workspace=workspace, survivor_id=survivor.pk, merged_ids=[merged.pk],
+            automatic=True, reasons=list(similarity.reasons),
+        )  # fmt: skip
+        report.merged += 1
+        return
+    low, high = sorted((entity.pk, other.pk))
+    _, created = MergeSuggestion.objects.get_or_create(
+        workspace=workspace,
+        entity_a_id=low,
+        entity_b_id=high,
+        defaults={"score": round(similarity.score, 4), "reasons": list(similarity.reasons)},
+    )
+    report.suggested += int(created)

@@ -1,0 +1,204 @@
+"""Consolidation during extraction: the cheap tiers, the review band, automatic merges that
+undo like manual ones, homonyms kept apart, and no twins under concurrency."""
+
+from __future__ import annotations
+
+import json
+import threading
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import close_old_connections, connection, transaction
+
+from knowledge.actions.curation import do_reject_suggestion, do_unmerge
+from knowledge.actions.extraction import do_extract_source
+from knowledge.actions.schema import do_ensure_default_schema
+from knowledge.consolidation.resolution import resolve_entities
+from knowledge.models import (
+    CurationEvent,
+    Entity,
+    EntityType,
+    Mention,
+    MergeSuggestion,
+)
+from tests.llm_server import Reply
+from workspaces.actions.workspaces import do_create_workspace
+
+
+def reply(*entities: tuple[str, str]):
+    return "\n".join(f'("entity"<|>{name}<|>{kind}<|>x)' for name, kind in entities)
+
+
+def active(type_name: str) -> list[str]:
+    return sorted(
+        Entity.objects.filter(state="active", type__name=type_name).values_list("name", flat=True)
+    )
+
+
+@pytest.fixture
+def model(llm):
+    """Each text is answered with the entities scripted for it (by a marker word)."""
+    answers: dict[str, str] = {}
+
+    def respond(body):
+        text = body["messages"][-1]["content"]
+        if len(body["messages"]) > 2:
+            return Reply(content="<|DONE|>")
+        for marker, answer in answers.items():
+            if marker in text:
+                return Reply(content=answer)
+        return Reply(content="<|DONE|>")
+
+    llm.responder = respond
+    return answers
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "kind"),
+    [
+        ("Apple Inc.", "Apple", "organization"),
+        ("Acme Corporation", "ACME Corp", "organization"),
+        ("Zürich", "Zurich", "location"),
+        ("\uff34\uff4f\uff4b\uff59\uff4f", "Tokyo", "location"),  # full-width letters
+        ("Transformers", "Transformer", "technology"),
+        ("The Beatles", "Beatles", "organization"),
+    ],
+)
+def test_variants_of_one_name_become_one_entity(model, ingest_text, first, second, kind):
+    model["alpha"] = reply((first, kind))
+    model["beta"] = reply((second, kind))
+    ingest_text(f"alpha: {first} appears here.", title="a")
+    ingest_text(f"beta: {second} appears here.", title="b")
+    assert len(active(kind)) == 1
+    assert Entity.objects.get(state="active", type__name=kind).mention_count == 2
+
+
+def test_an_acronym_joins_its_expansion_by_an_automatic_merge_that_undoes(
+    model, ingest_text, alice
+):
+    model["alpha"] = reply(("International Business Machines", "organization"))
+    model["beta"] = reply(("IBM", "organization"))
+    ingest_text("alpha: International Business Machines sells computers.", title="a")
+    second = ingest_text("beta: IBM sells computers.", title="b")
+
+    assert active("organization") == ["International Business Machines"]
+    ibm = Entity.objects.get(name="International Business Machines")
+    assert ibm.aliases == ["IBM"]
+    event = CurationEvent.objects.get(action="auto_merge")
+    assert event.actor is None
+    assert event.payload["reasons"] == ["acronym"]
+
+    do_unmerge(workspace=alice.workspace, event_id=event.pk)
+    assert active("organization") == ["IBM", "International Business Machines"]
+    assert Mention.objects.get(surface_form="IBM").entity.name == "IBM"
+    # The pair is "not the same" now: re-extraction keeps them apart.
+    do_extract_source(source=second, force=True)
+    assert active("organization") == ["IBM", "International Business Machines"]
+
+
+def test_homonyms_of_different_types_stay_apart(model, ingest_text):
+    model["alpha"] = reply(("Paris", "location"), ("Paris", "person"))
+    ingest_text("alpha: Paris met Paris.")
+    assert active("location") == ["Paris"]
+    assert active("person") == ["Paris"]
+
+
+def test_hard_negatives_stay_apart_without_suggestions(model, ingest_text):
+    model["alpha"] = reply(("Java", "technology"), ("iPhone 14", "product"))
+    model["beta"] = reply(("JavaScript", "technology"), ("iPhone 15", "product"))
+    ingest_text("alpha: Java and the iPhone 14.", title="a")
+    ingest_text("beta: JavaScript and the iPhone 15.", title="b")
+    assert active("technology") == ["Java", "JavaScript"]
+    assert active("product") == ["iPhone 14", "iPhone 15"]
+    assert not MergeSuggestion.objects.exists()
+
+
+def test_the_review_band_suggests_and_a_rejection_never_comes_back(model, ingest_text, alice):
+    model["alpha"] = reply(("John Smith", "person"))
+    model["beta"] = reply(("J. Smith", "person"))
+    ingest_text("alpha: John Smith wrote it.", title="a")
+    second = ingest_text("beta: J. Smith wrote it.", title="b")
+
+    assert active("person") == ["J. Smith", "John Smith"]
+    suggestion = MergeSuggestion.objects.get()
+    assert suggestion.status == "open"
+    assert 0.7 <= suggestion.score < 0.9
+    assert suggestion.reasons
+
+    do_reject_suggestion(workspace=alice.workspace, suggestion_id=suggestion.pk)
+    do_extract_source(source=second, force=True)
+    ingest_text("beta: J. Smith wrote another one.", title="c")
+    assert MergeSuggestion.objects.count() == 1
+    assert MergeSuggestion.objects.get().status == "rejected"
+    assert active("person") == ["J. Smith", "John Smith"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_consolidations_create_no_twins():
+    workspace = do_create_workspace(slug="race")
+    do_ensure_default_schema(workspace=workspace)
+    organization = EntityType.objects.get(workspace=workspace, name="organization")
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def consolidate(names: list[str]) -> None:
+        try:
+            barrier.wait(timeout=10)
+            with transaction.atomic():
+                resolve_entities(workspace, [(n, organization) for n in names], create=True)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    for _ in range(5):
+        threads = [
+            threading.Thread(target=consolidate, args=(["Acme Corp", "Globex", "Initech"],)),
+            threading.Thread(target=consolidate, args=(["ACME", "Globex Inc.", "Initech LLC"],)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert not errors
+    assert sorted(
+        Entity.objects.filter(workspace=workspace, state="active").values_list(
+            "canonical_name", flat=True
+        )
+    ) == ["acme", "globex", "initech"]
+
+
+def test_consolidate_applies_the_tiers_to_existing_entities_idempotently(
+    model, ingest_text, alice, settings
+):
+    # While ingesting, nothing is similar enough to merge or suggest...
+    settings.CONSOLIDATION_AUTO_MERGE = 0.999
+    settings.CONSOLIDATION_REVIEW = 0.999
+    model["alpha"] = reply(("International Business Machines", "organization"))
+    model["beta"] = reply(("IBM", "organization"), ("J. Smith", "person"))
+    model["gamma"] = reply(("John Smith", "person"))
+    ingest_text("alpha: International Business Machines.", title="a")
+    ingest_text("beta: IBM and J. Smith.", title="b")
+    ingest_text("gamma: John Smith.", title="c")
+    assert active("organization") == ["IBM", "International Business Machines"]
+    assert not MergeSuggestion.objects.exists()
+
+    # ...then the thresholds are back to their defaults and the workspace is consolidated.
+    settings.CONSOLIDATION_AUTO_MERGE = None
+    settings.CONSOLIDATION_REVIEW = None
+    first = consolidate("--workspace", "acme")
+    assert first["merged"] == 1
+    assert first["suggested"] == 1
+    assert active("organization") == ["International Business Machines"]
+    assert MergeSuggestion.objects.get().status == "open"
+    again = consolidate("--workspace", "acme")
+    assert again["merged"] == 0
+    assert again["suggested"] == 0
+
+
+def consolidate(*args: str) -> dict:
+    out = StringIO()
+    call_command("consolidate", *args, "--json", stdout=out, stderr=StringIO())
+    return json.loads(out.getvalue())
