@@ -197,6 +197,9 @@ CONSOLIDATION_TYPE_THRESHOLDS = env_list("CONSOLIDATION_TYPE_THRESHOLDS", [])
 # Corporate suffixes ignored when names are compared ("Acme Inc." is "Acme"); empty: the
 # built-in list (knowledge/consolidation/names.py).
 CONSOLIDATION_CORPORATE_SUFFIXES = env_list("CONSOLIDATION_CORPORATE_SUFFIXES", [])
+# Cosine similarity of name embeddings at or above which a new name with no close spelling
+# match is queued for review with its nearest neighbour (never merged on this alone).
+CONSOLIDATION_EMBEDDING_REVIEW = env_float("CONSOLIDATION_EMBEDDING_REVIEW", 0.85)
 # Candidates compared per new name (blocked by shared name keys, never all pairs).
 CONSOLIDATION_MAX_CANDIDATES = int(env_float("CONSOLIDATION_MAX_CANDIDATES", 50))
 

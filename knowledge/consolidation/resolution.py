@@ -23,6 +23,7 @@ applies in every type). The whole batch is resolved with a fixed number of queri
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -186,7 +187,23 @@ def resolve_entities(
         else:
             missing.append(key)
     if missing and create:
-        matches = {key: best_match(workspace, *keys[key]) for key in missing}
+        matches: dict[Key, Match | None] = {
+            key: best_match(workspace, *keys[key]) for key in missing
+        }
+        vectors = _name_vectors([keys[key][0] for key in missing])
+        for key in missing:
+            found_match = matches[key]
+            limits = thresholds(keys[key][1].name)
+            if (
+                (found_match is None or found_match[1].score < limits.review)
+                and vectors
+                and not _vetoed(found_match)
+            ):
+                neighbour = nearest_by_embedding(
+                    workspace, keys[key][1], vectors[keys[key][0]], model=vectors["model"]
+                )
+                if neighbour is not None:
+                    matches[key] = neighbour
         # Sorted, so two workers inserting overlapping sets lock index entries in one order;
         # ON CONFLICT DO NOTHING, so they create one entity between them.
         Entity.objects.bulk_create(
@@ -197,6 +214,7 @@ def resolve_entities(
                     canonical_name=key[0],
                     type=keys[key][1],
                     blocking_keys=entity_blocking_keys(keys[key][0], keys[key][1].name),
+                    **_embedding_fields(vectors, keys[key][0]),
                 )
                 for key in sorted(missing)
             ],
@@ -225,11 +243,79 @@ def resolve_entities(
 
 # Candidates scored in full after the quick pre-ranking (rapidfuzz, in C).
 FULL_SCORING = 6
+EMBEDDING_REASON = "embedding"
+
+Match = tuple[Entity, names.Similarity]
+
+
+# Reasons with which the spelling tier says "different" on purpose ("iPhone 14" / "iPhone
+# 15", "Java" / "JavaScript", "Jr."): a close embedding does not overrule them.
+VETOES = ("number differs", "number in one name only", "substring only", "qualifier in")
+
+
+def _vetoed(match: Match | None) -> bool:
+    return match is not None and any(r.startswith(VETOES) for r in match[1].reasons)
+
+
+def _name_vectors(name_list: list[str]) -> dict[str, Any]:
+    """Embeddings of new names, keyed by name (plus "model" and "dim"); empty when the
+    embedding model is unavailable (the tier is then skipped, as search degrades)."""
+    from ingest.embeddings import EmbeddingUnavailable, get_embedder
+
+    try:
+        embedder = get_embedder()
+    except EmbeddingUnavailable:
+        return {}
+    unique = sorted(set(name_list))
+    vectors: dict[str, Any] = dict(zip(unique, embedder.encode(unique), strict=True))
+    vectors["model"] = embedder.model_id
+    vectors["dim"] = embedder.dimension
+    return vectors
+
+
+def _embedding_fields(vectors: dict[str, Any], name: str) -> dict[str, Any]:
+    if name not in vectors:
+        return {}
+    return {
+        "embedding": vectors[name],
+        "embedding_model": vectors["model"],
+        "embedding_dim": vectors["dim"],
+    }
+
+
+def nearest_by_embedding(
+    workspace: Workspace, entity_type: EntityType, vector: list[float], *, model: str
+) -> Match | None:
+    """The active entity of the type whose name embedding is closest (HNSW, cosine), when
+    at least CONSOLIDATION_EMBEDDING_REVIEW similar: a candidate for review only."""
+    dim = len(vector)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT id, 1 - ((embedding::vector({dim})) <=> %s::vector({dim})) AS similarity
+            FROM {Entity._meta.db_table}
+            WHERE workspace_id = %s AND type_id = %s AND state = 'active'
+              AND embedding_dim = %s AND embedding_model = %s
+            ORDER BY (embedding::vector({dim})) <=> %s::vector({dim})
+            LIMIT 1
+            """,  # noqa: S608 (table name and dimension are ours; values are parameters)
+            [str(vector), workspace.pk, entity_type.pk, dim, model, str(vector)],
+        )
+        row = cursor.fetchone()
+    if row is None or row[1] < settings.CONSOLIDATION_EMBEDDING_REVIEW:
+        return None
+    entity = Entity.objects.filter(pk=row[0]).first()
+    if entity is None:
+        return None
+    similarity = float(row[1])
+    return entity, names.Similarity(
+        score=round(similarity, 4), reasons=(f"{EMBEDDING_REASON} {similarity:.2f}",)
+    )
 
 
 def best_match(
     workspace: Workspace, name: str, entity_type: EntityType, *, exclude: int | None = None
-) -> tuple[Entity, names.Similarity] | None:
+) -> Match | None:
     """The most similar active entity of the type among those sharing a blocking key.
 
     Candidates come from one GIN-indexed `&&` on the blocking keys (at most
@@ -280,9 +366,13 @@ def _apply_match(
         return entity
     other, similarity = match
     limits = thresholds(entity.type.name)
-    if similarity.score < limits.review or not_same(workspace, entity.pk, other.pk):
+    by_embedding = similarity.reasons[:1] and similarity.reasons[0].startswith(EMBEDDING_REASON)
+    if not by_embedding and similarity.score < limits.review:
         return entity
-    if similarity.score >= limits.auto_merge:
+    if not_same(workspace, entity.pk, other.pk):
+        return entity
+    # A close embedding alone is a reason to ask, never to merge.
+    if similarity.score >= limits.auto_merge and not by_embedding:
         from knowledge.actions.curation import do_merge_entities
 
         do_merge_entities(

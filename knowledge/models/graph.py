@@ -35,7 +35,11 @@ class Entity(WorkspaceScopedModel):
     type = models.ForeignKey(EntityType, on_delete=models.PROTECT, related_name="entities")
     description = models.TextField(blank=True)
     aliases = models.JSONField(default=list, blank=True)
+    # The name's embedding (consolidation's nearest-neighbour tier); any dimension, an HNSW
+    # index per dimension as for chunks.
     embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    embedding_dim = models.PositiveSmallIntegerField(null=True, blank=True)
     mention_count = models.PositiveIntegerField(default=0)
     first_seen_at = models.DateTimeField(null=True, blank=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)

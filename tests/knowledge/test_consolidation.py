@@ -176,6 +176,7 @@ def test_consolidate_applies_the_tiers_to_existing_entities_idempotently(
     # While ingesting, nothing is similar enough to merge or suggest...
     settings.CONSOLIDATION_AUTO_MERGE = 0.999
     settings.CONSOLIDATION_REVIEW = 0.999
+    settings.CONSOLIDATION_EMBEDDING_REVIEW = 1.01
     model["alpha"] = reply(("International Business Machines", "organization"))
     model["beta"] = reply(("IBM", "organization"), ("J. Smith", "person"))
     model["gamma"] = reply(("John Smith", "person"))
@@ -202,3 +203,16 @@ def consolidate(*args: str) -> dict:
     out = StringIO()
     call_command("consolidate", *args, "--json", stdout=out, stderr=StringIO())
     return json.loads(out.getvalue())
+
+
+def test_a_close_name_embedding_queues_a_pair_for_review_but_never_merges(model, ingest_text):
+    model["alpha"] = reply(("PostgreSQL", "technology"))
+    model["beta"] = reply(("Postgres", "technology"))
+    ingest_text("alpha: PostgreSQL stores data.", title="a")
+    ingest_text("beta: Postgres stores data.", title="b")
+
+    assert active("technology") == ["PostgreSQL", "Postgres"]
+    suggestion = MergeSuggestion.objects.get()
+    assert suggestion.reasons[0].startswith("embedding 0.")
+    assert suggestion.score >= 0.85
+    assert Entity.objects.get(name="Postgres").embedding_dim == 384
