@@ -20,6 +20,7 @@ from knowledge.consolidation.resolution import (
 )
 from knowledge.models import Entity, EntityType
 from workspaces.actions.workspaces import do_create_workspace
+from workspaces.models import Workspace
 
 PAIRS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "entity_pairs.jsonl"
 
@@ -85,7 +86,7 @@ def typo(name: str, rng: random.Random) -> str:
     return name[:i] + name[i + 1 :] if name[i] != " " else name + "s"
 
 
-def seed(size: int, rng: random.Random) -> tuple[object, dict[str, EntityType], list]:
+def seed(size: int, rng: random.Random) -> tuple[Workspace, dict[str, EntityType], list]:
     workspace = do_create_workspace(slug=f"bench-consolidation-{size}-{time.time_ns()}")
     do_ensure_default_schema(workspace=workspace)
     types = {t.name: t for t in EntityType.objects.filter(workspace=workspace)}
@@ -100,7 +101,7 @@ def seed(size: int, rng: random.Random) -> tuple[object, dict[str, EntityType], 
                     type=types[kind],
                     blocking_keys=entity_blocking_keys(name, kind),
                     mention_count=rng.randint(1, 20),
-                )  # fmt: skip
+                )
                 for name, kind in names[start : start + 5000]
             ]
         )
