@@ -209,6 +209,8 @@ class SuggestionOut(Schema):
     score: float
     reasons: list[str]
     status: str = Field(..., description="open | accepted | rejected")
+    llm_verdict: str = Field(..., description="the LLM's answer: same | different | unsure | ''")
+    llm_reason: str
     created_at: datetime
 
 

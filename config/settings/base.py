@@ -200,6 +200,11 @@ CONSOLIDATION_CORPORATE_SUFFIXES = env_list("CONSOLIDATION_CORPORATE_SUFFIXES", 
 # Cosine similarity of name embeddings at or above which a new name with no close spelling
 # match is queued for review with its nearest neighbour (never merged on this alone).
 CONSOLIDATION_EMBEDDING_REVIEW = env_float("CONSOLIDATION_EMBEDDING_REVIEW", 0.85)
+# With an LLM configured, pairs in the review band are put to it in batches of this many
+# (0 turns it off): "same" merges them automatically (reversibly), "different" rejects the
+# suggestion, "unsure" leaves it for a person. At most CONSOLIDATION_LLM_MAX_PAIRS per run.
+CONSOLIDATION_LLM_BATCH = int(env_float("CONSOLIDATION_LLM_BATCH", 10))
+CONSOLIDATION_LLM_MAX_PAIRS = int(env_float("CONSOLIDATION_LLM_MAX_PAIRS", 200))
 # Candidates compared per new name (blocked by shared name keys, never all pairs).
 CONSOLIDATION_MAX_CANDIDATES = int(env_float("CONSOLIDATION_MAX_CANDIDATES", 50))
 

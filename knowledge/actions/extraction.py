@@ -150,7 +150,7 @@ def _reserve(account_id: int, tokens: int, *, ttl: float) -> str | None:
         return key
 
 
-def _cost(prompt_tokens: int, completion_tokens: int) -> Decimal:
+def llm_cost(prompt_tokens: int, completion_tokens: int) -> Decimal:
     return (
         Decimal(prompt_tokens) * Decimal(str(settings.LLM_PRICE_INPUT_PER_MTOK))
         + Decimal(completion_tokens) * Decimal(str(settings.LLM_PRICE_OUTPUT_PER_MTOK))
@@ -195,7 +195,7 @@ def _record_window(
         cost = Decimal(0)
         calls = []
         for call in outcome.calls:
-            call_cost = _cost(call.prompt_tokens, call.completion_tokens)
+            call_cost = llm_cost(call.prompt_tokens, call.completion_tokens)
             cost += call_cost
             calls.append(
                 LlmCall(
@@ -972,6 +972,11 @@ def do_extract_documents(
         account = SourceExtraction.objects.filter(source=source).first()
         if account is not None:
             _add_counts(account.pk, writer.counts)
+        if writer.counts.get("suggestions") and extractor.kind == "llm":
+            # Outside the writes' transactions: the doubtful pairs go to the LLM in batches.
+            from knowledge.actions.consolidation import do_review_suggestions_with_llm
+
+            do_review_suggestions_with_llm(workspace=source.workspace, source=source)
     return report
 
 
@@ -1112,7 +1117,7 @@ def estimate_source(*, source: Source, force: bool = False) -> Estimate:
         windows_to_extract=len(windows) - len(cached),
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost=float(_cost(prompt, completion)),
+        cost=float(llm_cost(prompt, completion)),
         budget=source_budget(source),
     )
 

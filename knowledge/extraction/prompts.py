@@ -16,8 +16,9 @@ from functools import cache
 from pathlib import Path
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
-_PLACEHOLDER = re.compile(r"\{(entity_types|relation_types|text)\}")
-FILES = ("system.txt", "extract.txt", "glean.txt")
+_PLACEHOLDER = re.compile(r"\{(entity_types|relation_types|text|pairs)\}")
+EXTRACTION_FILES = ("system.txt", "extract.txt", "glean.txt")
+FILES = (*EXTRACTION_FILES, "same_entity.txt")
 
 
 class PromptNotFound(Exception):
@@ -30,6 +31,7 @@ class PromptSet:
     system: str
     extract: str
     glean: str
+    same_entity: str
 
     def render_extract(
         self,
@@ -44,6 +46,11 @@ class PromptSet:
             "text": text,
         }
         return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.extract)
+
+
+def render_pairs(template: str, pairs: str) -> str:
+    """Fill {pairs} in one pass (names and descriptions are inserted as-is)."""
+    return _PLACEHOLDER.sub(lambda m: pairs if m.group(1) == "pairs" else m.group(0), template)
 
 
 def _type_lines(types: tuple[tuple[str, str], ...]) -> str:
@@ -63,10 +70,14 @@ def load_prompts(version: str) -> PromptSet:
         raise PromptNotFound(
             f"Prompt version {version!r} not found: {folder} must hold {', '.join(FILES)}."
         ) from exc
-    digest = hashlib.sha256("\0".join(texts[name] for name in FILES).encode()).hexdigest()
+    # The version keys the extraction cache: only the extraction templates count.
+    digest = hashlib.sha256(
+        "\0".join(texts[name] for name in EXTRACTION_FILES).encode()
+    ).hexdigest()
     return PromptSet(
         version=f"{version}@{digest[:12]}",
         system=texts["system.txt"].strip(),
         extract=texts["extract.txt"].strip(),
         glean=texts["glean.txt"].strip(),
+        same_entity=texts["same_entity.txt"].strip(),
     )

@@ -149,6 +149,9 @@ class MergeSuggestion(WorkspaceScopedModel):
         related_name="+",
     )  # fmt: skip
     decided_at = models.DateTimeField(null=True, blank=True)
+    # With an LLM configured, its answer for the pair: same | different | unsure, and why.
+    llm_verdict = models.CharField(max_length=16, blank=True)
+    llm_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -216,3 +216,61 @@ def test_a_close_name_embedding_queues_a_pair_for_review_but_never_merges(model,
     assert suggestion.reasons[0].startswith("embedding 0.")
     assert suggestion.score >= 0.85
     assert Entity.objects.get(name="Postgres").embedding_dim == 384
+
+
+def test_with_an_llm_the_review_band_is_decided_in_batches_and_recorded(
+    llm, ingest_text, alice, settings
+):
+    settings.CONSOLIDATION_EMBEDDING_REVIEW = 1.01
+    seen: list[str] = []
+
+    def respond(body):
+        text = body["messages"][-1]["content"]
+        if "Pairs:" in text:
+            seen.append(text)
+            pairs = [line for line in text.splitlines() if line[:2] in {"1.", "2."}]
+            answers = [
+                f"{line[0]}: {'same' if 'Smith' in line else 'different'} \u2014 judged"
+                for line in pairs
+            ]
+            return Reply(content="\n".join(answers))
+        if len(body["messages"]) > 2:
+            return Reply(content="<|DONE|>")
+        if "alpha" in text:
+            return Reply(content=reply(("John Smith", "person"), ("Mary Jones", "person")))
+        return Reply(content=reply(("J. Smith", "person"), ("M. Jones", "person")))
+
+    llm.responder = respond
+    ingest_text("alpha: John Smith and Mary Jones.", title="a")
+    source = ingest_text("beta: J. Smith and M. Jones.", title="b")
+
+    assert len(seen) == 1  # both pairs in one request
+    assert "'John Smith'" in seen[0] or "'J. Smith'" in seen[0]
+    assert active("person") == ["John Smith", "M. Jones", "Mary Jones"]
+    smith, jones = MergeSuggestion.objects.order_by("pk")
+    assert (smith.llm_verdict, smith.status) == ("same", "accepted")
+    assert (jones.llm_verdict, jones.status) == ("different", "rejected")
+    assert (
+        CurationEvent.objects.get(action="auto_merge")
+        .payload["reasons"][-1]
+        .startswith("llm: same")
+    )
+    from knowledge.models import LlmCall
+
+    assert LlmCall.objects.filter(source=source, purpose="review").count() == 1
+
+
+def test_verdict_parsing_tolerates_formats_and_never_raises():
+    import random
+
+    from knowledge.actions.consolidation import parse_verdicts
+
+    text = "Here you go:\n1) SAME - same company\n**2: different** \u2014 other city\n3 unsure\n9: same"
+    assert parse_verdicts(text, count=3) == {
+        1: ("same", "same company"),
+        2: ("different", "\u2014 other city".lstrip("\u2014 ")),
+    }
+    rng = random.Random(7)
+    for _ in range(300):
+        noise = "".join(chr(rng.randint(0, 0x2FFF)) for _ in range(rng.randint(0, 80)))
+        assert isinstance(parse_verdicts(noise, count=5), dict)
