@@ -205,6 +205,9 @@ CONSOLIDATION_EMBEDDING_REVIEW = env_float("CONSOLIDATION_EMBEDDING_REVIEW", 0.8
 # suggestion, "unsure" leaves it for a person. At most CONSOLIDATION_LLM_MAX_PAIRS per run.
 CONSOLIDATION_LLM_BATCH = int(env_float("CONSOLIDATION_LLM_BATCH", 10))
 CONSOLIDATION_LLM_MAX_PAIRS = int(env_float("CONSOLIDATION_LLM_MAX_PAIRS", 200))
+# With an LLM configured, an entity with more distinct description fragments than this
+# gets a summary (cached until its fragments change); 0 turns it off.
+CONSOLIDATION_SUMMARY_FRAGMENTS = int(env_float("CONSOLIDATION_SUMMARY_FRAGMENTS", 6))
 # Candidates compared per new name (blocked by shared name keys, never all pairs).
 CONSOLIDATION_MAX_CANDIDATES = int(env_float("CONSOLIDATION_MAX_CANDIDATES", 50))
 

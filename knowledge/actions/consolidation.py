@@ -12,7 +12,7 @@ like a manual one), in the review band a suggestion is queued (once per pair, ev
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -22,10 +22,10 @@ from django.utils import timezone
 
 from ingest.models import Source
 from knowledge.actions.curation import do_merge_entities
-from knowledge.actions.extraction import llm_cost
+from knowledge.actions.extraction import distinct_fragments, fragments_hash, llm_cost
 from knowledge.consolidation import resolution
 from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
-from knowledge.extraction.prompts import load_prompts, render_pairs
+from knowledge.extraction.prompts import load_prompts, render, render_pairs
 from knowledge.models import (
     Entity,
     EntityState,
@@ -273,3 +273,65 @@ def _record_call(
             calls=F("calls") + 1,
             cost=F("cost") + cost,
         )
+
+
+def do_summarize_descriptions(
+    *, workspace: Workspace, entity_ids: Iterable[int], source: Source | None = None
+) -> int:
+    """With an LLM, summarise the description of each entity whose distinct fragments
+    exceed CONSOLIDATION_SUMMARY_FRAGMENTS and changed since its last summary (a cached
+    summary is reused while the fragments stay the same). Returns how many were written;
+    a failing LLM leaves the fragment description in place."""
+    limit = settings.CONSOLIDATION_SUMMARY_FRAGMENTS
+    if limit <= 0 or not llm_is_configured():
+        return 0
+    candidates = list(
+        Entity.objects.for_workspace(workspace)
+        .filter(pk__in=set(entity_ids), state=EntityState.ACTIVE)
+        .select_related("type")
+    )
+    pending = []
+    for entity in candidates:
+        fragments = distinct_fragments(
+            Mention.objects.filter(entity=entity)
+            .exclude(description="")
+            .order_by("pk")
+            # The same first 50 rows the derived description is made from (same hash).
+            .values_list("description", flat=True)[:50]
+        )
+        if len(fragments) > limit and entity.summary_hash != fragments_hash(fragments):
+            pending.append((entity, fragments))
+    if not pending:
+        return 0
+    client = LlmClient.from_settings()
+    prompts = load_prompts(settings.EXTRACTION_PROMPT_VERSION)
+    written = 0
+    try:
+        for entity, fragments in pending[: settings.CONSOLIDATION_LLM_MAX_PAIRS]:
+            messages = [
+                {"role": "system", "content": prompts.system},
+                {
+                    "role": "user",
+                    "content": render(
+                        prompts.summarize,
+                        name=entity.name,
+                        type=entity.type.name,
+                        fragments="\n".join(f"- {f[:400]}" for f in fragments[:30]),
+                    ),
+                },
+            ]
+            try:
+                reply = client.chat(messages)
+            except LlmError as exc:
+                _record_call(workspace, source, client.model, None, error=str(exc))
+                break
+            _record_call(workspace, source, client.model, reply)
+            summary = " ".join(reply.content.split())[:2000]
+            if summary:
+                Entity.objects.filter(pk=entity.pk).update(
+                    summary=summary, summary_hash=fragments_hash(fragments), description=summary
+                )
+                written += 1
+    finally:
+        client.close()
+    return written

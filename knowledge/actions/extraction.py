@@ -21,6 +21,7 @@ the consolidation step replaces.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
@@ -697,9 +698,10 @@ def _materialize(
     refresh_hashes: set[str],
     only_known: bool,
     counts: dict[str, int],
-) -> None:
+) -> set[int]:
     """Evidence for a batch of documents of one workspace, then their derived fields once,
-    all in one transaction: readers never see evidence without its counts."""
+    all in one transaction: readers never see evidence without its counts. Returns the
+    entities touched."""
     workspace = documents[0].workspace
     touched = Touched()
     with transaction.atomic():
@@ -750,6 +752,7 @@ def _materialize(
                     touched=touched,
                 )
         do_refresh_derived(entity_ids=touched.entities, relation_ids=touched.relations)
+    return touched.entities
 
 
 class _Materializer:
@@ -769,6 +772,7 @@ class _Materializer:
         self.refresh_hashes = refresh_hashes
         self.only_known = only_known
         self.counts: dict[str, int] = {}
+        self.touched: set[int] = set()
 
     def write_ready(self, ensured: EnsuredRuns, *, final: bool = False) -> None:
         """Write the documents whose windows all have runs (every one left when final)."""
@@ -781,7 +785,7 @@ class _Materializer:
             return
         self.waiting = [d for d in self.waiting if d not in ready]
         for start in range(0, len(ready), MATERIALIZE_BATCH):
-            _materialize(
+            self.touched |= _materialize(
                 documents=ready[start : start + MATERIALIZE_BATCH],
                 windows_by_doc=self.windows_by_doc,
                 runs=ensured.runs,
@@ -867,17 +871,39 @@ def do_refresh_derived(
         ):
             descriptions.setdefault(entity_id, []).append(description)
         entity_updates: list[Entity] = []
-        for entity in Entity.objects.filter(pk__in=set(entity_stats)).only("pk"):
+        for entity in Entity.objects.filter(pk__in=set(entity_stats)).only(
+            "pk", "summary", "summary_hash"
+        ):
             seen = entity_stats[entity.pk]
             entity.mention_count = seen["n"]
             entity.first_seen_at, entity.last_seen_at = seen["first"], seen["last"]
-            entity.description = _top_fragments(descriptions.get(entity.pk, []))
+            own = descriptions.get(entity.pk, [])
+            if entity.summary and entity.summary_hash == fragments_hash(own):
+                entity.description = entity.summary
+            else:
+                entity.description = _top_fragments(own)
             entity_updates.append(entity)
         Entity.objects.bulk_update(
             entity_updates,
             ["mention_count", "first_seen_at", "last_seen_at", "description"],
             batch_size=500,
         )
+
+
+def distinct_fragments(fragments: Iterable[str], *, limit: int = 50) -> list[str]:
+    seen: dict[str, str] = {}
+    for fragment in fragments:
+        text = " ".join(fragment.split())
+        if text:
+            seen.setdefault(text.casefold(), text)
+        if len(seen) >= limit:
+            break
+    return list(seen.values())
+
+
+def fragments_hash(fragments: Iterable[str]) -> str:
+    """What an LLM summary was made from: the distinct fragments, in order."""
+    return hashlib.sha256("\0".join(distinct_fragments(fragments)).encode()).hexdigest()
 
 
 def _top_fragments(fragments: Iterable[str], *, limit: int = 3) -> str:
@@ -972,11 +998,19 @@ def do_extract_documents(
         account = SourceExtraction.objects.filter(source=source).first()
         if account is not None:
             _add_counts(account.pk, writer.counts)
-        if writer.counts.get("suggestions") and extractor.kind == "llm":
-            # Outside the writes' transactions: the doubtful pairs go to the LLM in batches.
-            from knowledge.actions.consolidation import do_review_suggestions_with_llm
+        if extractor.kind == "llm":
+            # Outside the writes' transactions: doubtful pairs and long descriptions go to
+            # the LLM in batches.
+            from knowledge.actions.consolidation import (
+                do_review_suggestions_with_llm,
+                do_summarize_descriptions,
+            )
 
-            do_review_suggestions_with_llm(workspace=source.workspace, source=source)
+            if writer.counts.get("suggestions"):
+                do_review_suggestions_with_llm(workspace=source.workspace, source=source)
+            do_summarize_descriptions(
+                workspace=source.workspace, entity_ids=writer.touched, source=source
+            )
     return report
 
 

@@ -16,9 +16,9 @@ from functools import cache
 from pathlib import Path
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
-_PLACEHOLDER = re.compile(r"\{(entity_types|relation_types|text|pairs)\}")
+_PLACEHOLDER = re.compile(r"\{(entity_types|relation_types|text|pairs|name|type|fragments)\}")
 EXTRACTION_FILES = ("system.txt", "extract.txt", "glean.txt")
-FILES = (*EXTRACTION_FILES, "same_entity.txt")
+FILES = (*EXTRACTION_FILES, "same_entity.txt", "summarize.txt")
 
 
 class PromptNotFound(Exception):
@@ -32,6 +32,7 @@ class PromptSet:
     extract: str
     glean: str
     same_entity: str
+    summarize: str
 
     def render_extract(
         self,
@@ -48,9 +49,14 @@ class PromptSet:
         return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.extract)
 
 
+def render(template: str, **values: str) -> str:
+    """Fill the named placeholders in one pass over the template: inserted text (names,
+    descriptions, documents) is never scanned for placeholders again."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
 def render_pairs(template: str, pairs: str) -> str:
-    """Fill {pairs} in one pass (names and descriptions are inserted as-is)."""
-    return _PLACEHOLDER.sub(lambda m: pairs if m.group(1) == "pairs" else m.group(0), template)
+    return render(template, pairs=pairs)
 
 
 def _type_lines(types: tuple[tuple[str, str], ...]) -> str:
@@ -80,4 +86,5 @@ def load_prompts(version: str) -> PromptSet:
         extract=texts["extract.txt"].strip(),
         glean=texts["glean.txt"].strip(),
         same_entity=texts["same_entity.txt"].strip(),
+        summarize=texts["summarize.txt"].strip(),
     )

@@ -34,6 +34,10 @@ class Entity(WorkspaceScopedModel):
     canonical_name = models.CharField(max_length=300)
     type = models.ForeignKey(EntityType, on_delete=models.PROTECT, related_name="entities")
     description = models.TextField(blank=True)
+    # With an LLM: a summary of the description fragments once there are many, and the hash
+    # of the fragments it was made from (it is reused while they stay the same).
+    summary = models.TextField(blank=True)
+    summary_hash = models.CharField(max_length=64, blank=True)
     aliases = models.JSONField(default=list, blank=True)
     # The name's embedding (consolidation's nearest-neighbour tier); any dimension, an HNSW
     # index per dimension as for chunks.

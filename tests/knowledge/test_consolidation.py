@@ -274,3 +274,30 @@ def test_verdict_parsing_tolerates_formats_and_never_raises():
     for _ in range(300):
         noise = "".join(chr(rng.randint(0, 0x2FFF)) for _ in range(rng.randint(0, 80)))
         assert isinstance(parse_verdicts(noise, count=5), dict)
+
+
+def test_with_an_llm_a_long_description_is_summarised_once_and_reused(llm, ingest_text, alice):
+    from knowledge.actions.consolidation import do_summarize_descriptions
+
+    calls: list[str] = []
+
+    def respond(body):
+        text = body["messages"][-1]["content"]
+        if "Statements:" in text:
+            calls.append(text)
+            return Reply(content="Acme is a company that makes many things.")
+        if len(body["messages"]) > 2:
+            return Reply(content="<|DONE|>")
+        n = text.split("chapter ")[1].split(":")[0] if "chapter " in text else "0"
+        return Reply(content=f'("entity"<|>Acme<|>organization<|>Acme makes product {n}.)')
+
+    llm.responder = respond
+    for n in range(7):
+        ingest_text(f"chapter {n}: Acme makes product {n}.", title=f"p{n}")
+
+    acme = Entity.objects.get(name="Acme")
+    assert len(calls) == 1  # once the 7th distinct fragment arrived
+    assert "Acme makes product 6." in calls[0]
+    assert acme.description == "Acme is a company that makes many things."
+    assert do_summarize_descriptions(workspace=alice.workspace, entity_ids=[acme.pk]) == 0
+    assert len(calls) == 1  # cached: same fragments
