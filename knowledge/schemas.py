@@ -137,6 +137,7 @@ class EntityOut(Schema):
     description: str
     aliases: list[str]
     mention_count: int
+    source_ids: list[int] = Field(..., description="sources whose documents mention it")
     first_seen_at: datetime | None
     last_seen_at: datetime | None
     state: str = Field(..., description="active | merged | deleted")

@@ -861,7 +861,17 @@ def do_refresh_derived(
             Entity.objects.filter(
                 pk__in=entity_ids - set(entity_stats), state=EntityState.ACTIVE, curated=False
             ).delete()
-        Entity.objects.filter(pk__in=entity_ids - set(entity_stats)).update(mention_count=0)
+        Entity.objects.filter(pk__in=entity_ids - set(entity_stats)).update(
+            mention_count=0, source_ids=[]
+        )
+        sources: dict[int, list[int]] = {}
+        for entity_id, source_id in (
+            Mention.objects.filter(entity_id__in=set(entity_stats))
+            .values_list("entity_id", "chunk__document__source_id")
+            .distinct()
+            .order_by("entity_id", "chunk__document__source_id")
+        ):
+            sources.setdefault(entity_id, []).append(source_id)
         descriptions: dict[int, list[str]] = {}
         for entity_id, description in _first_rows(
             Mention.objects.filter(entity_id__in=set(entity_stats)).exclude(description=""),
@@ -876,6 +886,7 @@ def do_refresh_derived(
         ):
             seen = entity_stats[entity.pk]
             entity.mention_count = seen["n"]
+            entity.source_ids = sources.get(entity.pk, [])
             entity.first_seen_at, entity.last_seen_at = seen["first"], seen["last"]
             own = descriptions.get(entity.pk, [])
             if entity.summary and entity.summary_hash == fragments_hash(own):
@@ -885,7 +896,7 @@ def do_refresh_derived(
             entity_updates.append(entity)
         Entity.objects.bulk_update(
             entity_updates,
-            ["mention_count", "first_seen_at", "last_seen_at", "description"],
+            ["mention_count", "source_ids", "first_seen_at", "last_seen_at", "description"],
             batch_size=500,
         )
 

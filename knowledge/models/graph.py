@@ -45,6 +45,8 @@ class Entity(WorkspaceScopedModel):
     embedding_model = models.CharField(max_length=200, blank=True)
     embedding_dim = models.PositiveSmallIntegerField(null=True, blank=True)
     mention_count = models.PositiveIntegerField(default=0)
+    # Derived from evidence: the sources whose documents mention it.
+    source_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     first_seen_at = models.DateTimeField(null=True, blank=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
     properties = models.JSONField(default=dict, blank=True)

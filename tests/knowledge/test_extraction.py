@@ -522,11 +522,13 @@ def test_deleting_a_source_takes_back_its_evidence_only(llm, ingest_text, alice)
     keep = ingest_text(PARAGRAPH, title="keep")
     gone = ingest_text("Ada Lovelace and Charles Babbage met in 1833.", title="gone")
     assert Entity.objects.get(name="Ada Lovelace").mention_count == 2
+    assert Entity.objects.get(name="Ada Lovelace").source_ids == sorted([keep.pk, gone.pk])
     assert Relation.objects.get().evidence_count == 2
 
     do_delete_source(source_id=gone.pk)
 
     assert Entity.objects.get(name="Ada Lovelace").mention_count == 1
+    assert Entity.objects.get(name="Ada Lovelace").source_ids == [keep.pk]
     assert Relation.objects.get().evidence_count == 1
     assert not Mention.objects.filter(chunk__document__source_id=gone.pk).exists()
     do_delete_source(source_id=keep.pk)
