@@ -12,6 +12,7 @@ from ninja.pagination import LimitOffsetPagination, paginate
 
 from ingest.selectors import get_source_for_workspace
 from knowledge.actions.curation import (
+    default_survivor,
     do_accept_suggestion,
     do_delete_entity,
     do_merge_entities,
@@ -216,7 +217,7 @@ def merge_entities(request: HttpRequest, slug: str, payload: MergeIn) -> dict[st
     entities = [get_entity_for_workspace(workspace, pk) for pk in payload.entities]
     survivor = payload.into
     if survivor is None:
-        survivor = max(entities, key=lambda e: (e.mention_count, -e.pk)).pk
+        survivor = default_survivor(entities).pk
     elif survivor not in payload.entities:
         get_entity_for_workspace(workspace, survivor)
     event = do_merge_entities(

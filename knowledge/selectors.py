@@ -244,3 +244,13 @@ def list_curation_events(workspace: Workspace, *, entity_id: int | None = None) 
     if entity_id is not None:
         events = events.filter(entity_id=entity_id)
     return events.order_by("-created_at", "-pk")
+
+
+def get_entities_to_consolidate(workspace: Workspace, *, source: Source | None = None) -> Any:
+    """Active entities of the workspace (only those a source mentions, when given)."""
+    entities = Entity.objects.for_workspace(workspace).filter(state=EntityState.ACTIVE)
+    if source is not None:
+        entities = entities.filter(
+            pk__in=Mention.objects.filter(chunk__document__source=source).values("entity_id")
+        )
+    return entities

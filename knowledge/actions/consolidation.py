@@ -21,11 +21,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from ingest.models import Source
-from knowledge.actions.curation import do_merge_entities
+from knowledge.actions.curation import default_survivor, do_merge_entities
 from knowledge.actions.extraction import distinct_fragments, fragments_hash, llm_cost
 from knowledge.consolidation import resolution
 from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
-from knowledge.extraction.prompts import load_prompts, render, render_pairs
+from knowledge.extraction.prompts import load_prompts, render
 from knowledge.models import (
     Entity,
     EntityState,
@@ -35,6 +35,7 @@ from knowledge.models import (
     SourceExtraction,
     SuggestionStatus,
 )
+from knowledge.selectors import get_entities_to_consolidate
 from system.selectors import llm_is_configured
 from workspaces.models import Workspace
 
@@ -56,11 +57,7 @@ def do_consolidate(
     progress: Callable[[int], None] | None = None,
 ) -> ConsolidationReport:
     report = ConsolidationReport()
-    entities = Entity.objects.for_workspace(workspace).filter(state=EntityState.ACTIVE)
-    if source is not None:
-        entities = entities.filter(
-            pk__in=Mention.objects.filter(chunk__document__source=source).values("entity_id")
-        )
+    entities = get_entities_to_consolidate(workspace, source=source)
     ids = list(entities.order_by("mention_count", "pk").values_list("pk", flat=True))
     report.entities = len(ids)
     for entity_id in ids:
@@ -113,7 +110,8 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
     if similarity.score < limits.review or resolution.not_same(workspace, entity.pk, other.pk):
         return
     if similarity.score >= limits.auto_merge:
-        survivor, merged = sorted((entity, other), key=lambda e: (-e.mention_count, e.pk))
+        survivor = default_survivor((entity, other))
+        merged = other if survivor is entity else entity
         do_merge_entities(
             workspace=workspace, survivor_id=survivor.pk, merged_ids=[merged.pk],
             automatic=True, reasons=list(similarity.reasons),
@@ -195,7 +193,7 @@ def do_review_suggestions_with_llm(
             )
             messages = [
                 {"role": "system", "content": prompts.system},
-                {"role": "user", "content": render_pairs(prompts.same_entity, lines)},
+                {"role": "user", "content": render(prompts.same_entity, pairs=lines)},
             ]
             try:
                 reply = client.chat(messages)
@@ -229,7 +227,8 @@ def _apply_verdict(
         )
         pair = [suggestion.entity_a, suggestion.entity_b]
         if verdict == "same" and all(e.state == EntityState.ACTIVE for e in pair):
-            survivor, merged = sorted(pair, key=lambda e: (-e.mention_count, e.pk))
+            survivor = default_survivor(pair)
+            merged = pair[1] if survivor is pair[0] else pair[0]
             do_merge_entities(
                 workspace=workspace, survivor_id=survivor.pk, merged_ids=[merged.pk],
                 automatic=True, reasons=[*suggestion.reasons, f"llm: same ({reason})"],

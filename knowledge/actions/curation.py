@@ -113,6 +113,11 @@ def _names_of(entity: Entity) -> set[str]:
 # --- Merge and unmerge -----------------------------------------------------------------
 
 
+def default_survivor(entities: Iterable[Entity]) -> Entity:
+    """The entity a merge keeps when nobody says: the most mentioned, then the oldest."""
+    return min(entities, key=lambda e: (-e.mention_count, e.pk))
+
+
 def do_merge_entities(
     *,
     workspace: Workspace,
@@ -764,7 +769,7 @@ def do_accept_suggestion(
         pair = [suggestion.entity_a, suggestion.entity_b]
         if into is not None and into not in {e.pk for e in pair}:
             raise InvalidInput("`into` must be one of the suggested pair.")
-        survivor = into or max(pair, key=lambda e: (e.mention_count, -e.pk)).pk
+        survivor = into or default_survivor(pair).pk
         other = next(e.pk for e in pair if e.pk != survivor)
         event = do_merge_entities(
             workspace=workspace, survivor_id=survivor, merged_ids=[other], actor=actor

@@ -918,25 +918,11 @@ def fragments_hash(fragments: Iterable[str]) -> str:
 
 
 def _top_fragments(fragments: Iterable[str], *, limit: int = 3) -> str:
-    seen: dict[str, str] = {}
-    for fragment in fragments:
-        text = " ".join(fragment.split())
-        if text and text.casefold() not in seen:
-            seen[text.casefold()] = text
-        if len(seen) >= limit:
-            break
-    return " ".join(seen.values())[:2000]
+    return " ".join(distinct_fragments(fragments, limit=limit))[:2000]
 
 
 def _keywords(keywords: Iterable[str], *, limit: int = 12) -> list[str]:
-    seen: dict[str, str] = {}
-    for keyword in keywords:
-        text = " ".join(str(keyword).split())
-        if text:
-            seen.setdefault(text.casefold(), text)
-        if len(seen) >= limit:
-            break
-    return list(seen.values())
+    return distinct_fragments((str(k) for k in keywords), limit=limit)
 
 
 # --- Entry points ------------------------------------------------------------------------
@@ -1148,8 +1134,7 @@ def estimate_source(*, source: Source, force: bool = False) -> Estimate:
         for digest, window in windows.items():
             if digest in cached:
                 continue
-            messages = extractor._messages(window.text, schema)
-            base = sum(estimate_tokens(m["content"]) for m in messages)
+            base = extractor.prompt_tokens(window.text, schema=schema)
             reply = int(estimate_tokens(window.text) * COMPLETION_RATIO)
             for turn in range(passes):
                 prompt += base + turn * (reply + estimate_tokens(extractor.prompts.glean))

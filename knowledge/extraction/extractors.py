@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -129,8 +130,12 @@ class LlmExtractor:
             },
         ]
 
+    def prompt_tokens(self, text: str, *, schema: SchemaSnapshot) -> int:
+        """Estimated tokens of the first request for `text` (estimates and budgets)."""
+        return sum(estimate_tokens(m["content"]) for m in self._messages(text, schema))
+
     def max_tokens_for(self, text: str, *, schema: SchemaSnapshot) -> int:
-        prompt = sum(estimate_tokens(m["content"]) for m in self._messages(text, schema))
+        prompt = self.prompt_tokens(text, schema=schema)
         completion = self.client.max_tokens
         glean = estimate_tokens(self.prompts.glean)
         total = 0
@@ -250,11 +255,20 @@ def get_extractor() -> Extractor:
                 )
             else:
                 extractor = OfflineExtractorAdapter()
+            _close(_cached.values())
             _cached.clear()
             _cached[key] = extractor
         return _cached[key]
 
 
+def _close(extractors: Iterable[Extractor]) -> None:
+    """A replaced LLM extractor's connection pool is closed, not leaked."""
+    for extractor in extractors:
+        if isinstance(extractor, LlmExtractor):
+            extractor.client.close()
+
+
 def reset_extractor() -> None:
     with _lock:
+        _close(_cached.values())
         _cached.clear()

@@ -55,10 +55,6 @@ def render(template: str, **values: str) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def render_pairs(template: str, pairs: str) -> str:
-    return render(template, pairs=pairs)
-
-
 def _type_lines(types: tuple[tuple[str, str], ...]) -> str:
     return "\n".join(
         f"- {name}: {description}" if description else f"- {name}" for name, description in types

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from ingest.selectors import get_source_for_workspace
 from knowledge.actions.consolidation import do_consolidate
-from knowledge.models import Entity, EntityState, Mention
+from knowledge.selectors import get_entities_to_consolidate
 from workspaces.errors import NotFound
 from workspaces.models import Workspace
 
@@ -38,12 +38,8 @@ class Command(BaseCommand):
             src = get_source_for_workspace(ws, source) if source is not None else None
         except NotFound as exc:
             raise CommandError(exc.message, returncode=2) from exc
-        total = Entity.objects.for_workspace(ws).filter(state=EntityState.ACTIVE)
-        if src is not None:
-            total = total.filter(
-                pk__in=Mention.objects.filter(chunk__document__source=src).values("entity_id")
-            )
-        with tqdm(total=total.count(), unit="entity", file=sys.stderr, disable=None) as bar:
+        total = get_entities_to_consolidate(ws, source=src).count()
+        with tqdm(total=total, unit="entity", file=sys.stderr, disable=None) as bar:
 
             def advance(count: int) -> None:
                 bar.update(count)

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge.actions.curation import do_merge_entities
+from knowledge.actions.curation import default_survivor, do_merge_entities
 from knowledge.selectors import find_entity
 from workspaces.errors import DomainError, InvalidInput
 from workspaces.models import Workspace
@@ -32,11 +32,7 @@ class Command(BaseCommand):
             raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
         try:
             found = [find_entity(ws, ref) for ref in entities]
-            survivor = (
-                find_entity(ws, into)
-                if into
-                else max(found, key=lambda e: (e.mention_count, -e.pk))
-            )
+            survivor = find_entity(ws, into) if into else default_survivor(found)
             if len({e.pk for e in found} | {survivor.pk}) < 2:
                 raise InvalidInput("Name at least two different entities.")
             event = do_merge_entities(
