@@ -17,7 +17,9 @@ from knowledge.actions.curation import (
     do_delete_entity,
     do_merge_entities,
     do_reject_suggestion,
+    do_rename_entity,
     do_restore_entity,
+    do_retype_entity,
 )
 from knowledge.models import (
     CurationEvent,
@@ -62,8 +64,12 @@ class EntityAdmin(admin.ModelAdmin):
     list_filter = ("state", ("type", admin.RelatedOnlyFieldListFilter), "workspace", "curated")
     search_fields = ("name", "canonical_name", "alias_rows__canonical")
     readonly_fields = (
-        "workspace", "canonical_name", "mention_count", "first_seen_at", "last_seen_at",
-        "state", "merged_into", "aliases", "curated", "blocking_keys",
+        # The description is derived from evidence (see do_refresh_derived): an edit would
+        # be overwritten by the next extraction, so it is not offered.
+        "workspace", "canonical_name", "description", "summary", "summary_hash",
+        "mention_count", "first_seen_at", "last_seen_at",
+        "state", "merged_into", "aliases", "curated", "type_votes", "type_curated",
+        "blocking_keys",
     )  # fmt: skip
     exclude = ("embedding",)
     inlines = (MentionInline, HistoryInline)
@@ -72,6 +78,34 @@ class EntityAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Deleting is a curation action (reversible, names blocked), not a row deletion.
         return False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Entities come from evidence (or a split); a bare row would have no canonical key.
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Entity, form: Any, change: bool) -> None:
+        """A new name or type goes through rename / retype, so it leaves an event and the
+        rules that make it hold after re-extraction; other fields are saved as they are."""
+        before = Entity.objects.select_related("type", "workspace").get(pk=obj.pk)
+        changed = set(form.changed_data)
+        plain = [f for f in changed - {"name", "type"} if f in {f.name for f in obj._meta.fields}]
+        try:
+            if "name" in changed and obj.name != before.name:
+                do_rename_entity(
+                    workspace=before.workspace, entity_id=obj.pk, name=obj.name,
+                    actor=request.user,  # type: ignore[arg-type]
+                )  # fmt: skip
+            if "type" in changed and obj.type_id != before.type_id:
+                do_retype_entity(
+                    workspace=before.workspace, entity_id=obj.pk, type_name=obj.type.name,
+                    actor=request.user,  # type: ignore[arg-type]
+                )  # fmt: skip
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+        if plain:
+            Entity.objects.filter(pk=obj.pk).update(
+                **{field: getattr(obj, field) for field in plain}
+            )
 
     @admin.action(description="Merge selected entities (choose the survivor)")
     def merge_selected(self, request: HttpRequest, queryset: QuerySet[Entity]) -> Any:

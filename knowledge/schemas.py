@@ -143,6 +143,10 @@ class EntityOut(Schema):
     state: str = Field(..., description="active | merged | deleted")
     merged_into: int | None
     curated: bool
+    type_votes: dict[str, int] = Field(
+        ..., description="how often the extractor gave each type to its mentions"
+    )
+    type_curated: bool = Field(..., description="a person set the type; votes do not change it")
 
     @staticmethod
     def resolve_type(obj: Any) -> str:

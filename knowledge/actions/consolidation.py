@@ -102,6 +102,13 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
         entity.blocking_keys = keys
         entity.save(update_fields=["canonical_name", "blocking_keys", "updated_at"])
         report.rekeyed += 1
+    homonyms = (
+        Entity.objects.for_workspace(workspace)
+        .filter(state=EntityState.ACTIVE, canonical_name=entity.canonical_name)
+        .exclude(type_id=entity.type_id)
+        .select_related("type")
+    )
+    report.suggested += resolution.suggest_other_types(workspace, entity, homonyms, {})
     match = resolution.best_match(workspace, entity.name, entity.type, exclude=entity.pk)
     if match is None:
         return
@@ -151,7 +158,7 @@ def parse_verdicts(text: str, *, count: int) -> dict[int, tuple[str, str]]:
 
 def _describe(entity: Entity) -> str:
     text = " ".join(entity.description.split())[:300]
-    return f"{entity.name!r}" + (f" ({text})" if text else "")
+    return f"{entity.name!r} [{entity.type.name}]" + (f" ({text})" if text else "")
 
 
 @dataclass(slots=True)
@@ -188,7 +195,7 @@ def do_review_suggestions_with_llm(
         for start in range(0, len(pending), batch):
             group = pending[start : start + batch]
             lines = "\n".join(
-                f"{n}. [{s.entity_a.type.name}] {_describe(s.entity_a)} / {_describe(s.entity_b)}"
+                f"{n}. {_describe(s.entity_a)} / {_describe(s.entity_b)}"
                 for n, s in enumerate(group, 1)
             )
             messages = [

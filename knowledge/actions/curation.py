@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 ENTITY_FIELDS = ("name", "canonical_name", "type_id", "description", "state", "merged_into_id",
-                 "curated", "aliases")  # fmt: skip
+                 "curated", "type_curated", "aliases", "blocking_keys")  # fmt: skip
 RELATION_FIELDS = ("source_id", "target_id", "type_id", "state", "merged_into_id")
 
 
@@ -328,6 +328,10 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
             raise Conflict(
                 f"{survivor.name!r} is {survivor.state} now; undo what happened to it first."
             )
+        # The survivor first: a majority vote may have given it a merged entity's type and
+        # name key, which that entity takes back.
+        _restore(survivor, {k: v for k, v in payload["survivor"].items() if k != "id"})
+        survivor.save()
         for snapshot in payload["merged"]:
             entity = entities[snapshot["id"]]
             _restore(entity, {k: v for k, v in snapshot.items() if k != "id"})
@@ -380,8 +384,6 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
         MergeSuggestion.objects.filter(pk__in=payload["suggestions"]).update(
             status=SuggestionStatus.REJECTED, decided_by=actor, decided_at=timezone.now()
         )
-        _restore(survivor, {k: v for k, v in payload["survivor"].items() if k != "id"})
-        survivor.save()
         undo = _event(
             workspace,
             CurationAction.UNMERGE,
@@ -501,10 +503,13 @@ def do_retype_entity(
         before = _snapshot(entity, ENTITY_FIELDS)
         old_type = entity.type.name
         entity.type, entity.curated, entity.canonical_name = new_type, True, canonical
+        # A person's type outvotes the extractor's from now on.
+        entity.type_curated = True
         entity.blocking_keys = entity_blocking_keys(entity.name, new_type.name)
         entity.save(
-            update_fields=["type", "curated", "canonical_name", "blocking_keys", "updated_at"]
-        )
+            update_fields=["type", "curated", "type_curated", "canonical_name", "blocking_keys",
+                           "updated_at"]
+        )  # fmt: skip
         event = _event(
             workspace, CurationAction.RETYPE, actor=actor, entity=entity,
             payload={"before": before},
@@ -725,7 +730,8 @@ def do_split_entity(
             raise Conflict(f"An entity named {clean!r} of that type exists: merge into it.")
         new = Entity.objects.create(
             workspace=workspace, name=clean, canonical_name=canonical, type=entity_type,
-            curated=True, blocking_keys=entity_blocking_keys(clean, entity_type.name),
+            curated=True, type_curated=True,
+            blocking_keys=entity_blocking_keys(clean, entity_type.name),
         )  # fmt: skip
         mentions.update(entity=new)
         event = _event(

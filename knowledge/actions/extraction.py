@@ -47,7 +47,11 @@ from knowledge.actions.schema import (
     do_record_proposed_types,
 )
 from knowledge.canonical import canonical_name, type_name
-from knowledge.consolidation.resolution import entity_key, resolve_entities
+from knowledge.consolidation.resolution import (
+    entity_blocking_keys,
+    entity_key,
+    resolve_entities,
+)
 from knowledge.extraction.extractors import Extractor, WindowOutcome, get_extractor
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.windows import Window, build_windows, find_occurrences, relation_span
@@ -489,8 +493,9 @@ def _delete_evidence(mentions: Any, evidence: Any, touched: Touched) -> None:
     evidence.delete()
 
 
-# (workspace, entity, chunk, run, surface form, char start, char end, description)
-MentionRow = tuple[int, int, int, int, str, int | None, int | None, str]
+# (workspace, entity, chunk, run, surface form, char start, char end, description,
+#  extracted type)
+MentionRow = tuple[int, int, int, int, str, int | None, int | None, str, str]
 
 
 def _insert_mentions(rows: list[MentionRow]) -> None:
@@ -504,10 +509,11 @@ def _insert_mentions(rows: list[MentionRow]) -> None:
             f"""
             INSERT INTO {Mention._meta.db_table}
                 (workspace_id, entity_id, chunk_id, run_id, surface_form, char_start,
-                 char_end, description, created_at)
-            SELECT w, e, c, r, s, cs, ce, d, %s
+                 char_end, description, extracted_type, created_at)
+            SELECT w, e, c, r, s, cs, ce, d, x, %s
             FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::text[],
-                        %s::int[], %s::int[], %s::text[]) AS t(w, e, c, r, s, cs, ce, d)
+                        %s::int[], %s::int[], %s::text[], %s::text[])
+                 AS t(w, e, c, r, s, cs, ce, d, x)
             ON CONFLICT DO NOTHING
             """,  # noqa: S608 (the table name is ours; every value is a parameter)
             # The application's clock, like auto_now_add elsewhere (the database's now()
@@ -547,7 +553,9 @@ def _materialize_window(
             occurrences[name] = find_occurrences(name, window.text)
         return occurrences[name]
 
-    def mention(entity: Entity, name: str, description: str, spans: list[Any]) -> None:
+    def mention(
+        entity: Entity, name: str, type_name: str, description: str, spans: list[Any]
+    ) -> None:
         places = [tuple(s) for s in spans if isinstance(s, list | tuple) and len(s) == 2]
         if not places:
             places = places_of(name)
@@ -565,6 +573,7 @@ def _materialize_window(
                     doc_start,
                     doc_end,
                     description,
+                    type_name,
                 )
             )
             description = ""
@@ -572,7 +581,7 @@ def _materialize_window(
             counts["mentions_unlocated"] = counts.get("mentions_unlocated", 0) + 1
             mentions.append(
                 (workspace.pk, entity.pk, window.chunk_ids[0], run.pk, name[:300], None, None,
-                 description)
+                 description, type_name)
             )  # fmt: skip
 
     for raw, entity_type in typed:
@@ -583,7 +592,13 @@ def _materialize_window(
             continue
         by_name[name.casefold()] = entity
         by_name.setdefault(entity.canonical_name, entity)
-        mention(entity, name, str(raw.get("description", "")), list(raw.get("spans") or []))
+        mention(
+            entity,
+            name,
+            entity_type.name,
+            str(raw.get("description", "")),
+            list(raw.get("spans") or []),
+        )
 
     # Endpoints the model used in relations but did not list as entities.
     dangling = {
@@ -608,7 +623,7 @@ def _materialize_window(
                 entity = extra.get((entity_key(name, concept.name), concept.pk))
                 if entity is not None:
                     by_name[name.casefold()] = entity
-                    mention(entity, name, "", [])
+                    mention(entity, name, concept.name, "", [])
 
     wanted_relations: dict[tuple[int, int, int], tuple[dict[str, Any], RelationType]] = {}
     for raw in relations:
@@ -880,11 +895,21 @@ def do_refresh_derived(
             limit=50,
         ):
             descriptions.setdefault(entity_id, []).append(description)
+        votes: dict[int, dict[str, int]] = {}
+        for entity_id, type_name, n in (
+            Mention.objects.filter(entity_id__in=set(entity_stats))
+            .exclude(extracted_type="")
+            .values_list("entity_id", "extracted_type")
+            .annotate(n=Count("pk"))
+            .order_by()
+        ):
+            votes.setdefault(entity_id, {})[type_name] = n
         entity_updates: list[Entity] = []
         for entity in Entity.objects.filter(pk__in=set(entity_stats)).only(
-            "pk", "summary", "summary_hash"
+            "pk", "summary", "summary_hash", "type_votes"
         ):
             seen = entity_stats[entity.pk]
+            entity.type_votes = dict(sorted(votes.get(entity.pk, {}).items()))
             entity.mention_count = seen["n"]
             entity.source_ids = sources.get(entity.pk, [])
             entity.first_seen_at, entity.last_seen_at = seen["first"], seen["last"]
@@ -896,8 +921,49 @@ def do_refresh_derived(
             entity_updates.append(entity)
         Entity.objects.bulk_update(
             entity_updates,
-            ["mention_count", "source_ids", "first_seen_at", "last_seen_at", "description"],
+            ["mention_count", "source_ids", "first_seen_at", "last_seen_at", "description",
+             "type_votes"],
             batch_size=500,
+        )  # fmt: skip
+        _follow_type_votes(entity_ids)
+
+
+def _follow_type_votes(entity_ids: set[int]) -> None:
+    """Retype entities whose evidence mostly says another type (a strict majority over the
+    current type's votes), unless a person set the type. The name's canonical key and
+    blocking keys follow the type; an active entity already holding that (type, key) — a
+    homonym kept apart — keeps the entity where it is."""
+    for entity in Entity.objects.filter(
+        pk__in=entity_ids, state=EntityState.ACTIVE, type_curated=False
+    ).select_related("type"):
+        votes = entity.type_votes or {}
+        if not votes:
+            continue
+        winner = max(sorted(votes), key=lambda name: votes[name])
+        if winner == entity.type.name or votes[winner] <= votes.get(entity.type.name, 0):
+            continue
+        new_type = EntityType.objects.filter(
+            workspace_id=entity.workspace_id, name=winner, status=TypeStatus.ACTIVE
+        ).first()
+        if new_type is None:
+            continue
+        canonical = entity_key(entity.name, new_type.name) or entity.canonical_name
+        taken = (
+            Entity.objects.filter(
+                workspace_id=entity.workspace_id,
+                state=EntityState.ACTIVE,
+                type=new_type,
+                canonical_name=canonical,
+            )
+            .exclude(pk=entity.pk)
+            .exists()
+        )
+        if taken:
+            continue
+        Entity.objects.filter(pk=entity.pk).update(
+            type=new_type,
+            canonical_name=canonical,
+            blocking_keys=entity_blocking_keys(entity.name, new_type.name),
         )
 
 

@@ -16,8 +16,13 @@ Order (cheapest and most authoritative first), for each (name, type):
    was rejected before); below, a new entity;
 6. otherwise a new entity (unless the source is known-only).
 
-Entities of different types stay apart; only a person merges them (the pin of a retype
-applies in every type). The whole batch is resolved with a fixed number of queries.
+Entities of different types stay apart; only a person (or the LLM reviewer) merges them: a
+new entity whose canonical name an entity of another type has is queued for review with it
+("same name, different types"). An entity's type follows the majority of the types the
+extractor gave its mentions (`Entity.type_votes`, kept by `do_refresh_derived`) unless a
+person set it; a name whose evidence already voted for a type on an entity of another type
+goes to that entity (the pin of a retype applies in every type). The whole batch is
+resolved with a fixed number of queries.
 """
 
 from __future__ import annotations
@@ -163,9 +168,9 @@ def resolve_entities(
     candidates = set(pins.values()) | set(aliases.values())
     by_id = {
         e.pk: e
-        for e in Entity.objects.for_workspace(workspace).filter(
-            Q(pk__in=candidates) | Q(state=EntityState.ACTIVE, canonical_name__in=canon)
-        )
+        for e in Entity.objects.for_workspace(workspace)
+        .filter(Q(pk__in=candidates) | Q(state=EntityState.ACTIVE, canonical_name__in=canon))
+        .select_related("type")
     }
     exact = {
         (e.canonical_name, e.type_id): e for e in by_id.values() if e.state == EntityState.ACTIVE
@@ -181,7 +186,7 @@ def resolve_entities(
         if entity is None and key in aliases:
             entity = by_id.get(aliases[key])
         if entity is None:
-            entity = exact.get(key)
+            entity = exact.get(key) or _voted(key, keys[key][1], by_id)
         if entity is not None:
             found[key] = entity
         else:
@@ -221,14 +226,21 @@ def resolve_entities(
             ignore_conflicts=True,
         )
         created: dict[Key, Entity] = {}
-        for entity in Entity.objects.for_workspace(workspace).filter(
-            state=EntityState.ACTIVE, canonical_name__in={text for text, _ in missing}
+        for entity in (
+            Entity.objects.for_workspace(workspace)
+            .filter(state=EntityState.ACTIVE, canonical_name__in={text for text, _ in missing})
+            .select_related("type")
         ):
             made = (entity.canonical_name, entity.type_id)
             if made in keys and made not in found:
                 created[made] = entity
+        known = {e.pk: e for e in [*by_id.values(), *created.values()]}
         for key, entity in created.items():
             found[key] = _apply_match(workspace, entity, matches.get(key), counts)
+            if found[key] is entity:
+                suggest_other_types(workspace, entity, known.values(), counts)
+            else:
+                known.pop(entity.pk)  # merged away just now
     elif missing:
         # Known-only: a name may still match an existing entity of another type when that
         # is the only entity of the name.
@@ -239,6 +251,52 @@ def resolve_entities(
             if len(by_name.get(key[0], [])) == 1:
                 found[key] = by_name[key[0]][0]
     return found
+
+
+def _voted(key: Key, entity_type: EntityType, by_id: dict[int, Entity]) -> Entity | None:
+    """The active entity of the name whose evidence already voted for this type: once the
+    majority retyped an entity, the minority's later mentions still land on it."""
+    for entity in by_id.values():
+        if (
+            entity.state == EntityState.ACTIVE
+            and entity.canonical_name == key[0]
+            and entity.type_id != key[1]
+            and (entity.type_votes or {}).get(entity_type.name)
+        ):
+            return entity
+    return None
+
+
+TYPES_REASON = "same name, different types"
+
+
+def suggest_other_types(
+    workspace: Workspace, entity: Entity, known: Iterable[Entity], counts: dict[str, int]
+) -> int:
+    """A new entity whose name an entity of another type already has: a homonym (Paris the
+    city, Paris the person) or the extractor typing one thing two ways. Only a person (or the
+    LLM reviewer) tells which, so the pair is queued for review, never merged here."""
+    made_count = 0
+    for other in known:
+        if (
+            other.state != EntityState.ACTIVE
+            or other.canonical_name != entity.canonical_name
+            or other.type_id == entity.type_id
+            or not_same(workspace, entity.pk, other.pk)
+        ):
+            continue
+        low, high = sorted((entity.pk, other.pk))
+        kinds = " / ".join(sorted({entity.type.name, other.type.name}))
+        _, made = MergeSuggestion.objects.get_or_create(
+            workspace=workspace,
+            entity_a_id=low,
+            entity_b_id=high,
+            defaults={"score": 1.0, "reasons": [f"{TYPES_REASON}: {kinds}"]},
+        )
+        if made:
+            counts["type_suggestions"] = counts.get("type_suggestions", 0) + 1
+            made_count += 1
+    return made_count
 
 
 # Candidates scored in full after the quick pre-ranking (rapidfuzz, in C).

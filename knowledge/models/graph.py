@@ -33,6 +33,10 @@ class Entity(WorkspaceScopedModel):
     # The key entities are matched on (see knowledge/canonical.py).
     canonical_name = models.CharField(max_length=300)
     type = models.ForeignKey(EntityType, on_delete=models.PROTECT, related_name="entities")
+    # How often the extractor gave each type to the entity's mentions ({type name: count}).
+    # The type follows the majority of these votes unless a person set it (`type_curated`).
+    type_votes = models.JSONField(default=dict, blank=True)
+    type_curated = models.BooleanField(default=False)
     description = models.TextField(blank=True)
     # With an LLM: a summary of the description fragments once there are many, and the hash
     # of the fragments it was made from (it is reused while they stay the same).
@@ -131,6 +135,8 @@ class Mention(WorkspaceScopedModel):
         ExtractionRun, on_delete=models.CASCADE, related_name="mentions", db_index=False
     )
     surface_form = models.CharField(max_length=300)
+    # The registry type the extractor gave this mention: the entity's type is a vote over them.
+    extracted_type = models.CharField(max_length=100, blank=True)
     char_start = models.PositiveIntegerField(null=True, blank=True)
     char_end = models.PositiveIntegerField(null=True, blank=True)
     # What the extractor said about the entity here: the fragments descriptions come from.

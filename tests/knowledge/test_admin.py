@@ -79,3 +79,24 @@ def test_delete_and_restore_actions_and_suggestion_decisions(admin_client, graph
     suggestion.refresh_from_db()
     assert suggestion.status == "rejected"
     assert admin_client.get("/admin/knowledge/curationevent/").status_code == 200
+
+
+def test_editing_name_and_type_in_the_admin_is_a_rename_and_a_retype(admin_client, graph):
+    google = graph["Google"]
+    url = f"/admin/knowledge/entity/{google.pk}/change/"
+    page = admin_client.get(url)
+    form = page.context["adminform"].form
+    product = google.type.__class__.objects.get(workspace=google.workspace, name="product")
+    data = {name: value for name, value in form.initial.items() if value is not None}
+    data.update({"name": "Google LLC", "type": str(product.pk)})
+    for inline in page.context["inline_admin_formsets"]:
+        prefix = inline.formset.prefix
+        data.update({f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"})
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.content[:2000]
+
+    google.refresh_from_db()
+    assert (google.name, google.type.name) == ("Google LLC", "product")
+    assert google.type_curated
+    actions = set(CurationEvent.objects.filter(entity=google).values_list("action", flat=True))
+    assert {"rename", "retype"} <= actions

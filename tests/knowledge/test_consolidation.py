@@ -11,7 +11,12 @@ import pytest
 from django.core.management import call_command
 from django.db import close_old_connections, connection, transaction
 
-from knowledge.actions.curation import do_reject_suggestion, do_unmerge
+from knowledge.actions.curation import (
+    do_merge_entities,
+    do_reject_suggestion,
+    do_retype_entity,
+    do_unmerge,
+)
 from knowledge.actions.extraction import do_extract_source
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.consolidation.resolution import resolve_entities
@@ -97,11 +102,71 @@ def test_an_acronym_joins_its_expansion_by_an_automatic_merge_that_undoes(
     assert active("organization") == ["IBM", "International Business Machines"]
 
 
-def test_homonyms_of_different_types_stay_apart(model, ingest_text):
+def test_homonyms_of_different_types_stay_apart_and_are_asked_about_once(model, ingest_text, alice):
     model["alpha"] = reply(("Paris", "location"), ("Paris", "person"))
-    ingest_text("alpha: Paris met Paris.")
+    source = ingest_text("alpha: Paris met Paris.")
     assert active("location") == ["Paris"]
     assert active("person") == ["Paris"]
+    suggestion = MergeSuggestion.objects.get()
+    assert suggestion.reasons == ["same name, different types: location / person"]
+
+    do_reject_suggestion(workspace=alice.workspace, suggestion_id=suggestion.pk)
+    do_extract_source(source=source, force=True)
+    ingest_text("alpha: Paris met Paris again.", title="again")
+    assert MergeSuggestion.objects.get().status == "rejected"
+    assert active("location") == ["Paris"]
+    assert active("person") == ["Paris"]
+
+
+def test_an_entity_takes_the_type_most_of_its_evidence_gives_it(model, ingest_text, alice):
+    model["alpha"] = reply(("Kubernetes", "product"))
+    model["beta"] = reply(("Kubernetes", "technology"))
+    ingest_text("alpha: Kubernetes runs containers.", title="a")
+    for n in range(3):
+        ingest_text(f"beta {n}: Kubernetes schedules pods.", title=f"b{n}")
+    product = Entity.objects.get(state="active", type__name="product")
+    technology = Entity.objects.get(state="active", type__name="technology")
+    assert Mention.objects.filter(entity=product).get().extracted_type == "product"
+    assert technology.type_votes == {"technology": 3}
+    # Typed two ways: a person is asked, and keeps the first one as the survivor...
+    assert MergeSuggestion.objects.get().reasons[0].startswith("same name, different types")
+    merge = do_merge_entities(
+        workspace=alice.workspace, survivor_id=product.pk, merged_ids=[technology.pk]
+    )
+    # ...whose type is then the majority's.
+    product.refresh_from_db()
+    assert product.type.name == "technology"
+    assert product.type_votes == {"product": 1, "technology": 3}
+    assert active("product") == []
+
+    # The minority type's later mentions still land on it, as votes.
+    ingest_text("alpha 2: Kubernetes again.", title="a2")
+    assert active("technology") == ["Kubernetes"]
+    product.refresh_from_db()
+    assert product.type_votes == {"product": 2, "technology": 3}
+    assert MergeSuggestion.objects.filter(status="open").count() == 0
+
+    # Undo restores both entities with the types they had.
+    do_unmerge(workspace=alice.workspace, event_id=merge.pk)
+    product.refresh_from_db()
+    technology.refresh_from_db()
+    assert (product.type.name, product.state) == ("product", "active")
+    assert (technology.type.name, technology.state) == ("technology", "active")
+    assert technology.type_votes == {"technology": 3}
+
+
+def test_a_person_s_type_outvotes_the_extractor(model, ingest_text, alice):
+    model["beta"] = reply(("Kubernetes", "technology"))
+    for n in range(2):
+        ingest_text(f"beta {n}: Kubernetes schedules pods.", title=f"b{n}")
+    entity = Entity.objects.get(state="active")
+    do_retype_entity(workspace=alice.workspace, entity_id=entity.pk, type_name="product")
+    ingest_text("beta 3: Kubernetes once more.", title="b3")
+    entity.refresh_from_db()
+    assert entity.type.name == "product"
+    assert entity.type_curated
+    assert entity.type_votes == {"technology": 3}
+    assert Entity.objects.filter(state="active").count() == 1
 
 
 def test_hard_negatives_stay_apart_without_suggestions(model, ingest_text):
