@@ -9,8 +9,8 @@ Order (cheapest and most authoritative first), for each (name, type):
 4. an active entity with the same canonical key and type (knowledge/consolidation/names.py:
    Unicode, case, punctuation, articles, simple plurals, corporate suffixes);
 5. acronym / expansion and character similarity against at most
-   CONSOLIDATION_MAX_CANDIDATES candidates of the type that share a blocking key (one
-   GIN-indexed `&&`, never all pairs): at or above the type's auto-merge threshold the new
+   CONSOLIDATION_MAX_CANDIDATES candidates of the type that share a blocking key (a capped
+   GIN lookup per key, never all pairs): at or above the type's auto-merge threshold the new
    name becomes a new entity merged at once into the match — an automatic merge, logged
    and undone like a manual one; in the review band a `MergeSuggestion` (unless the pair
    was rejected before); below, a new entity;
@@ -376,21 +376,14 @@ def best_match(
 ) -> Match | None:
     """The most similar active entity of the type among those sharing a blocking key.
 
-    Candidates come from one GIN-indexed `&&` on the blocking keys (at most
-    CONSOLIDATION_MAX_CANDIDATES, most-mentioned first); a quick token-set ratio on their
-    canonical keys picks the few that get the full similarity (acronym candidates always
-    do), so the cost per name stays small however many share a common word.
+    Candidates come from `_candidates`; a quick token-set ratio on their canonical keys picks
+    the few that get the full similarity (acronym candidates always do), so the cost per
+    name stays small however many share a common word.
     """
     keys = entity_blocking_keys(name, entity_type.name)
     if not keys:
         return None
-    candidates = list(
-        Entity.objects.for_workspace(workspace)
-        .filter(state=EntityState.ACTIVE, type=entity_type, blocking_keys__overlap=keys)
-        .exclude(pk=exclude or 0)
-        .only("pk", "name", "canonical_name", "type_id", "mention_count", "blocking_keys")
-        .order_by("-mention_count", "pk")[: settings.CONSOLIDATION_MAX_CANDIDATES]
-    )
+    candidates = _candidates(workspace, entity_type, keys, exclude=exclude)
     if not candidates:
         return None
     key = entity_key(name, entity_type.name)
@@ -411,6 +404,44 @@ def best_match(
         if best is None or score.score > best[1].score:
             best = (candidate, score)
     return best
+
+
+def _candidates(
+    workspace: Workspace, entity_type: EntityType, keys: list[str], *, exclude: int | None
+) -> list[Entity]:
+    """Active entities of the type sharing a blocking key: at most
+    CONSOLIDATION_MAX_CANDIDATES in all and half of that per key, one GIN lookup per key in a
+    single query. Capping each key, not the union, keeps the cost flat as the graph grows: a
+    common word ("Smith", "Systems") is in thousands of names, and reading all of them to
+    pick the best-known few was the one cost that grew with the graph. The rare keys (the
+    full name, its rarer words and their ends) come back whole, and those are the ones a
+    variant or a typo shares with its entity."""
+    per_key = max(1, settings.CONSOLIDATION_MAX_CANDIDATES // 2)
+    table = Entity._meta.db_table
+    return list(
+        Entity.objects.raw(
+            f"""
+            SELECT DISTINCT ON (e.id) e.id, e.name, e.canonical_name, e.type_id,
+                   e.mention_count, e.blocking_keys
+            FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, position)
+            CROSS JOIN LATERAL (
+                SELECT id, name, canonical_name, type_id, mention_count, blocking_keys
+                FROM {table}
+                WHERE knowledge_scoped_keys(type_id, blocking_keys) @> ARRAY[%s || ':' || k.key]
+                  AND state = 'active' AND id <> %s
+                  -- Implied by the type (types are per workspace), and checked on the rows
+                  -- found (+ 0): intersecting with the workspace's or type's whole b-tree
+                  -- index cost ten times the lookup itself.
+                  AND workspace_id + 0 = %s AND type_id + 0 = %s
+                LIMIT %s
+            ) AS e
+            ORDER BY e.id
+            LIMIT %s
+            """,  # noqa: S608 (the table name is ours; every value is a parameter)
+            [keys, str(entity_type.pk), exclude or 0, workspace.pk, entity_type.pk, per_key,
+             settings.CONSOLIDATION_MAX_CANDIDATES],
+        )
+    )  # fmt: skip
 
 
 def _apply_match(
