@@ -6,10 +6,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('knowledge', '0008_type_votes'),
-        ('workspaces', '0001_initial'),
+        ("knowledge", "0008_type_votes"),
+        ("workspaces", "0001_initial"),
     ]
 
     operations = [
@@ -25,11 +24,22 @@ class Migration(migrations.Migration):
             reverse_sql="DROP FUNCTION knowledge_scoped_keys(bigint, varchar[]);",
         ),
         migrations.RemoveIndex(
-            model_name='entity',
-            name='entity_blocking_keys',
+            model_name="entity",
+            name="entity_blocking_keys",
         ),
         migrations.AddIndex(
-            model_name='entity',
-            index=django.contrib.postgres.indexes.GinIndex(models.Func(models.F('type_id'), models.F('blocking_keys'), function='knowledge_scoped_keys', output_field=django.contrib.postgres.fields.ArrayField(base_field=models.TextField())), condition=models.Q(('state', 'active')), name='entity_scoped_blocking_keys'),
+            model_name="entity",
+            index=django.contrib.postgres.indexes.GinIndex(
+                models.Func(
+                    models.F("type_id"),
+                    models.F("blocking_keys"),
+                    function="knowledge_scoped_keys",
+                    output_field=django.contrib.postgres.fields.ArrayField(
+                        base_field=models.TextField()
+                    ),
+                ),
+                condition=models.Q(("state", "active")),
+                name="entity_scoped_blocking_keys",
+            ),
         ),
     ]
