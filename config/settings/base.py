@@ -211,6 +211,37 @@ CONSOLIDATION_SUMMARY_FRAGMENTS = int(env_float("CONSOLIDATION_SUMMARY_FRAGMENTS
 # Candidates compared per new name (blocked by shared name keys, never all pairs).
 CONSOLIDATION_MAX_CANDIDATES = int(env_float("CONSOLIDATION_MAX_CANDIDATES", 50))
 
+# --- Graph backends (knowledge/graph/) ----------------------------------------------------
+# Postgres (recursive CTEs over the ORM's tables) by default; GRAPH_BACKEND=neo4j keeps a
+# projection in Neo4j 5 (NEO4J_URL, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE) and answers
+# traversals there. Postgres stays the system of record either way.
+if os.environ.get("GRAPH_BACKEND", "postgres") == "neo4j":
+    GRAPH_BACKENDS = {
+        "default": {
+            "BACKEND": "knowledge.graph.neo4j.Neo4jGraphBackend",
+            "OPTIONS": {
+                "URL": os.environ.get("NEO4J_URL", "bolt://localhost:7687"),
+                "USER": os.environ.get("NEO4J_USER", "neo4j"),
+                "PASSWORD": os.environ.get("NEO4J_PASSWORD", ""),
+                "DATABASE": os.environ.get("NEO4J_DATABASE", "neo4j"),
+            },
+        }
+    }
+else:
+    GRAPH_BACKENDS = {"default": {"BACKEND": "knowledge.graph.postgres.PostgresGraphBackend"}}
+
+# --- Retrieval (knowledge/retrieval.py) ---------------------------------------------------
+# Reciprocal rank fusion constant (k in 1 / (k + rank)) and the weight of each signal.
+RETRIEVAL_RRF_K = int(env_float("RETRIEVAL_RRF_K", 60))
+RETRIEVAL_VECTOR_WEIGHT = env_float("RETRIEVAL_VECTOR_WEIGHT", 1.0)
+RETRIEVAL_KEYWORD_WEIGHT = env_float("RETRIEVAL_KEYWORD_WEIGHT", 1.0)
+# Weight of graph proximity: chunks that mention entities near the query's entities.
+RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 1.0)
+# Graph expansion from the entities recognised in the query.
+RETRIEVAL_GRAPH_HOPS = int(env_float("RETRIEVAL_GRAPH_HOPS", 1))
+# Candidates each signal contributes before fusion.
+RETRIEVAL_CANDIDATES = int(env_float("RETRIEVAL_CANDIDATES", 50))
+
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)
 # One upload request (several files) may carry at most this much.

@@ -37,6 +37,12 @@ class Entity(WorkspaceScopedModel):
     # The type follows the majority of these votes unless a person set it (`type_curated`).
     type_votes = models.JSONField(default=dict, blank=True)
     type_curated = models.BooleanField(default=False)
+    # Set by the communities task (knowledge/graph/communities.py): explorer colouring and
+    # community summaries. Null until computed (or for an entity added since).
+    community = models.IntegerField(null=True, blank=True, db_index=True)
+    # How often retrieval returned it (prune and "popular" views read these).
+    retrieved_count = models.PositiveIntegerField(default=0)
+    last_retrieved_at = models.DateTimeField(null=True, blank=True)
     description = models.TextField(blank=True)
     # With an LLM: a summary of the description fragments once there are many, and the hash
     # of the fragments it was made from (it is reused while they stay the same).
@@ -127,6 +133,20 @@ class Relation(WorkspaceScopedModel):
         indexes = [
             models.Index(fields=["source", "type"], name="relation_source_type"),
             models.Index(fields=["target", "type"], name="relation_target_type"),
+            # Graph traversal (knowledge/graph/postgres.py) walks active edges from either
+            # end; these answer each step from the index alone.
+            models.Index(
+                fields=["source"],
+                include=["target", "type", "weight"],
+                condition=Q(state="active"),
+                name="relation_active_out",
+            ),
+            models.Index(
+                fields=["target"],
+                include=["source", "type", "weight"],
+                condition=Q(state="active"),
+                name="relation_active_in",
+            ),
         ]
 
     def __str__(self) -> str:
