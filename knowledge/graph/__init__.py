@@ -28,7 +28,7 @@ class GraphBackendHandler(BaseConnectionHandler[GraphBackend]):
             raise InvalidGraphBackendError(
                 f"GRAPH_BACKENDS[{alias!r}]: cannot load BACKEND {params.get('BACKEND')!r}: {exc}"
             ) from exc
-        return backend_class(alias, dict(params.get("OPTIONS", {})))  # type: ignore[no-any-return]
+        return backend_class(alias, dict(params.get("OPTIONS", {})))
 
 
 graph_backends = GraphBackendHandler()
