@@ -110,4 +110,8 @@ def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 api.add_router("/", system_router)
 api.add_router("/", workspaces_router)
 api.add_router("/", ingest_router)
+# These modules add their routes to knowledge's router; imported before it is mounted.
+import knowledge.graph_api  # noqa: E402
+import knowledge.retrieval_api  # noqa: E402, F401
+
 api.add_router("/", knowledge_router)
