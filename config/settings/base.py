@@ -345,5 +345,8 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
         # One line per LLM request at INFO drowns everything else; failures are logged by us.
         "httpx": {"level": "WARNING"},
+        # The Neo4j driver logs each retry (multi-line) at WARNING; the graph backend reports
+        # what finally failed (knowledge/graph/neo4j.py, `graph_sync_failed`).
+        "neo4j": {"level": "ERROR"},
     },
 }

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from knowledge.actions.extraction import do_refresh_derived
 from knowledge.consolidation.resolution import entity_blocking_keys, entity_key
+from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import (
     Alias,
     AliasOrigin,
@@ -236,7 +237,10 @@ def do_merge_entities(
                 )
         _sync_alias_list([survivor.pk, *merged_ids])
         do_refresh_derived(
-            entity_ids=[survivor.pk, *merged_ids], relation_ids=touched_relations, prune=False
+            workspace_id=workspace.pk,
+            entity_ids=[survivor.pk, *merged_ids],
+            relation_ids=touched_relations,
+            prune=False,
         )
     return event
 
@@ -397,7 +401,12 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
         event.undone_by = undo
         event.save(update_fields=["undone_by"])
         _sync_alias_list([survivor_id, *merged_ids])
-        do_refresh_derived(entity_ids=[survivor_id, *merged_ids], relation_ids=touched, prune=False)
+        do_refresh_derived(
+            workspace_id=workspace.pk,
+            entity_ids=[survivor_id, *merged_ids],
+            relation_ids=touched,
+            prune=False,
+        )
     return undo
 
 
@@ -463,6 +472,7 @@ def do_rename_entity(
         for key in {before["canonical_name"], canonical}:
             _pin(workspace, key, entity, event)
         _sync_alias_list([entity.pk])
+        schedule_graph_sync(workspace_id=workspace.pk, entity_ids=[entity.pk], relation_ids=[])
     return event
 
 
@@ -521,6 +531,7 @@ def do_retype_entity(
                 workspace=workspace, kind=RuleKind.ALIAS_PIN, canonical=canonical,
                 entity_type=None, entity=entity, event=event,
             )  # fmt: skip
+        schedule_graph_sync(workspace_id=workspace.pk, entity_ids=[entity.pk], relation_ids=[])
     return event
 
 
@@ -549,6 +560,9 @@ def do_delete_entity(
                 workspace=workspace, kind=RuleKind.BLOCKED, canonical=canonical,
                 entity_type_id=entity.type_id, entity=entity, event=event,
             )  # fmt: skip
+        schedule_graph_sync(
+            workspace_id=workspace.pk, entity_ids=[entity.pk], relation_ids=relation_ids
+        )
     return event
 
 
@@ -587,6 +601,11 @@ def do_restore_entity(
             CurationRule.objects.filter(event=deleted).update(active=False)
             deleted.undone_by = event
             deleted.save(update_fields=["undone_by"])
+        schedule_graph_sync(
+            workspace_id=workspace.pk,
+            entity_ids=[entity.pk],
+            relation_ids=deleted.payload.get("relations", []) if deleted else [],
+        )
     return event
 
 
@@ -741,7 +760,9 @@ def do_split_entity(
         )  # fmt: skip
         _pin(workspace, canonical, new, event)
         _not_same(workspace, entity.pk, new.pk, event)
-        do_refresh_derived(entity_ids=[entity.pk, new.pk], relation_ids=[], prune=False)
+        do_refresh_derived(
+            workspace_id=workspace.pk, entity_ids=[entity.pk, new.pk], relation_ids=[], prune=False
+        )
     return event
 
 

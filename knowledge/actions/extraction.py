@@ -55,6 +55,7 @@ from knowledge.consolidation.resolution import (
 from knowledge.extraction.extractors import Extractor, WindowOutcome, get_extractor
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.windows import Window, build_windows, find_occurrences, relation_span
+from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import (
     Entity,
     EntityState,
@@ -766,7 +767,9 @@ def _materialize(
                     counts=counts,
                     touched=touched,
                 )
-        do_refresh_derived(entity_ids=touched.entities, relation_ids=touched.relations)
+        do_refresh_derived(
+            workspace_id=workspace.pk, entity_ids=touched.entities, relation_ids=touched.relations
+        )
     return touched.entities
 
 
@@ -823,12 +826,17 @@ def _first_rows(queryset: Any, *, partition: str, fields: tuple[str, ...], limit
 
 
 def do_refresh_derived(
-    *, entity_ids: Iterable[int], relation_ids: Iterable[int], prune: bool = True
+    *,
+    workspace_id: int,
+    entity_ids: Iterable[int],
+    relation_ids: Iterable[int],
+    prune: bool = True,
 ) -> None:
     """Recompute counts, first/last seen, descriptions and weights from evidence, in a
     fixed number of queries however many rows were touched; active entities and relations
     with no evidence left are deleted (they came from nothing else), unless a person
-    curated the entity. Curation passes `prune=False`: it never deletes as a side effect."""
+    curated the entity. Curation passes `prune=False`: it never deletes as a side effect.
+    Every change to the graph passes through here, so here the projection is told."""
     entity_ids, relation_ids = set(entity_ids), set(relation_ids)
     if relation_ids:
         stats = {
@@ -926,6 +934,7 @@ def do_refresh_derived(
             batch_size=500,
         )  # fmt: skip
         _follow_type_votes(entity_ids)
+    schedule_graph_sync(workspace_id=workspace_id, entity_ids=entity_ids, relation_ids=relation_ids)
 
 
 def _follow_type_votes(entity_ids: set[int]) -> None:
@@ -1127,7 +1136,13 @@ def do_forget_chunks(*, chunk_ids: list[int]) -> None:
         RelationEvidence.objects.filter(chunk_id__in=chunk_ids),
         touched,
     )
-    do_refresh_derived(entity_ids=touched.entities, relation_ids=touched.relations)
+    if not touched.entities and not touched.relations:
+        return
+    # The chunks of one call belong to one workspace (a document's, a source's).
+    workspace_id = Chunk.objects.filter(pk__in=chunk_ids).values_list("workspace_id", flat=True)[0]
+    do_refresh_derived(
+        workspace_id=workspace_id, entity_ids=touched.entities, relation_ids=touched.relations
+    )
 
 
 # --- Estimates -----------------------------------------------------------------------------
