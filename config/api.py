@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import DataError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, ValidationError
 
 from ingest.api import router as ingest_router
 from knowledge.api import router as knowledge_router
+from knowledge.graph.base import GraphBackendError
 from system.api import router as system_router
 from workspaces.api import router as workspaces_router
 from workspaces.auth import SessionAuth, TokenAuth
@@ -62,6 +64,30 @@ def error_response(
 @api.exception_handler(DomainError)
 def on_domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     return error_response(request, status=exc.status, code=exc.code, message=exc.message)
+
+
+@api.exception_handler(GraphBackendError)
+def on_graph_backend_error(request: HttpRequest, exc: GraphBackendError) -> HttpResponse:
+    """The graph backend (e.g. a Neo4j server) could not answer: a temporary condition,
+    not a bug; its message is safe to show."""
+    logger.warning("Graph backend error on %s %s: %s", request.method, request.path, exc)
+    return error_response(request, status=503, code="graph_unavailable", message=str(exc))
+
+
+@api.exception_handler(DataError)
+def on_data_error(request: HttpRequest, exc: DataError) -> HttpResponse:
+    """PostgreSQL refused a value that came with the request: a NUL character, a number,
+    date or time zone out of range, a JSON string with \u0000. Validation lets such values
+    through (they are valid JSON and valid Python), so they are the client's input: 422,
+    logged with the traceback in case one was ours after all."""
+    logger.warning("Database refused a value on %s %s", request.method, request.path, exc_info=exc)
+    return error_response(
+        request,
+        status=422,
+        code="invalid",
+        message="Invalid input: a value cannot be stored or compared (a NUL character, or a "
+        "number, date or time zone out of range).",
+    )
 
 
 @api.exception_handler(ValidationError)

@@ -148,6 +148,12 @@ class Chunk(WorkspaceScopedModel):
         indexes = [
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
             models.Index(fields=["workspace", "content_hash"], name="chunk_ws_hash"),
+            # prune: chunks never retrieved, oldest first.
+            models.Index(
+                fields=["workspace", "created_at"],
+                condition=models.Q(retrieved_count=0),
+                name="chunk_ws_unretrieved_time",
+            ),
         ]
 
     def __str__(self) -> str:

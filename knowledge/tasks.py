@@ -6,6 +6,7 @@ from django.tasks import task
 
 from ingest.models import Source
 from knowledge.actions.extraction import do_extract_source
+from workspaces.models import Workspace
 
 
 @task
@@ -15,3 +16,17 @@ def extract_source(source_id: int, force: bool = False) -> str:
         return "missing"
     report = do_extract_source(source=source, force=force)
     return report.error or "ok"
+
+
+@task
+def compute_communities(workspace_id: int) -> str:
+    """Recompute a workspace's communities (after a large ingest or on a schedule)."""
+    # Imported here: networkx is loaded by the worker that runs this, not by every process
+    # that imports the task to enqueue it.
+    from knowledge.graph.communities import do_compute_communities
+
+    workspace = Workspace.objects.filter(pk=workspace_id).first()
+    if workspace is None:
+        return "missing"
+    report = do_compute_communities(workspace=workspace)
+    return f"{report.communities} communities over {report.entities} entities"

@@ -83,6 +83,7 @@ class GraphStats:
     # Degree histogram: bucket label ("0", "1", "2-3", "4-7", ... powers of two) -> entities.
     degree_distribution: dict[str, int] = field(default_factory=dict)
     max_degree: int = 0
+    # Sum of degrees over the number of active entities (isolated ones included).
     mean_degree: float = 0.0
 
 
@@ -141,7 +142,14 @@ class GraphBackend(ABC):
         shortest depth, walking only `relation_types` (None = any) in `direction`;
         `entity_types` filters the nodes reached (the seeds always stay). At most `limit`
         nodes, nearest first (ties: higher degree, then id); edges are those among the
-        returned nodes that match `relation_types`. Unknown or foreign seeds are ignored."""
+        returned nodes that match `relation_types`. Unknown or foreign seeds are ignored.
+
+        Read precisely: the walk goes through entities of every type (depths count them);
+        `entity_types` decides which of them are returned and count against `limit`. When a
+        level has more returnable entities than the room left, the best of it by the order
+        above are kept, the walk stops and `truncated` is set; when the limit is reached
+        exactly with hops left, `truncated` says whether anything returnable lies beyond.
+        hops outside 1..MAX_HOPS or an unknown direction raise ValueError."""
 
     @abstractmethod
     def shortest_path(

@@ -85,6 +85,8 @@ class Entity(WorkspaceScopedModel):
         ]
         indexes = [
             models.Index(fields=["workspace", "canonical_name"], name="entity_ws_canon"),
+            # "Entities a source mentions" (the entities list's source filter).
+            GinIndex(fields=["source_ids"], name="entity_source_ids"),
             # The blocking keys prefixed with the type id ("121:smith"), so one GIN lookup
             # finds the entities of one workspace's type sharing a key without reading the
             # other types' and workspaces' (a common word is in thousands of names). The SQL
@@ -134,16 +136,25 @@ class Relation(WorkspaceScopedModel):
             models.Index(fields=["source", "type"], name="relation_source_type"),
             models.Index(fields=["target", "type"], name="relation_target_type"),
             # Graph traversal (knowledge/graph/postgres.py) walks active edges from either
-            # end; these answer each step from the index alone.
+            # end; these answer each step, and the edges among the nodes found, from the
+            # index alone.
             models.Index(
                 fields=["source"],
-                include=["target", "type", "weight"],
+                include=["target", "type", "weight", "id", "workspace"],
                 condition=Q(state="active"),
                 name="relation_active_out",
             ),
+            # The relations list, heaviest first.
+            models.Index(
+                F("workspace"),
+                F("weight").desc(),
+                "id",
+                condition=Q(state="active"),
+                name="relation_ws_weight",
+            ),
             models.Index(
                 fields=["target"],
-                include=["source", "type", "weight"],
+                include=["source", "type", "weight", "id", "workspace"],
                 condition=Q(state="active"),
                 name="relation_active_in",
             ),
@@ -216,7 +227,8 @@ class RelationEvidence(WorkspaceScopedModel):
                 name="relationevidence_unique_place",
             )
         ]
-        indexes = [models.Index(fields=["relation"], name="relevidence_relation")]
+        # Newest evidence of a relation first (the relation page); also serves "by relation".
+        indexes = [models.Index(fields=["relation", "-created_at"], name="relevidence_rel_time")]
 
     @property
     def located(self) -> bool:

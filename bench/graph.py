@@ -1,0 +1,40 @@
+"""Graph backend benchmark (issue 7).
+
+    .venv/bin/python bench/graph.py [--entities 100000] [--relations 1000000] [--queries 200]
+                                    [--limit 500] [--seed 1] [--drop] [--settle 900]
+
+A synthetic workspace graph is loaded set-based (INSERT ... SELECT generate_series): power-law
+out-degrees (a handful of hubs with thousands of relations, half the entities with a few),
+uniform targets, the nine default relation types with skewed frequencies, distinct
+(source, target, type) triples. It is kept between runs (the same size and seed reuse it;
+`--drop` deletes it afterwards). The same graph is then loaded into networkx, the in-memory
+baseline, and the same random queries run on both: neighbourhoods of 2 and 3 hops around
+one seed with `--limit` nodes (the contract's semantics on both sides: nearest first, a cut
+level keeps its highest-degree nodes, the edges among the nodes), and shortest paths
+between random pairs with max_hops 4, 5, 6 (bidirectional BFS on both sides). Reported:
+p50/p95 per query in ms, the ratio Postgres / networkx, and how many answers were the same
+(a correctness check at scale). Hubs and stats are timed once.
+Before measuring, the tables are VACUUMed: traversal reads covering indexes, which answer
+without the table only on all-visible pages. A transaction left open in the database by
+another process keeps VACUUM from marking them, so the script retries for up to `--settle`
+seconds and reports the all-visible share it got.
+Uses its own database (`graphloom_bench`) on the embedded server.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    os.environ["GRAPHLOOM_DB_NAME"] = "graphloom_bench"
+    os.environ.setdefault("GRAPHLOOM_LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from bench.graph_run import main
+
+    main()

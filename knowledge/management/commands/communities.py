@@ -1,0 +1,60 @@
+"""`manage.py communities --workspace SLUG [--top N] [--show N] [--json]`: detect the
+communities of a workspace's graph (Louvain, knowledge/graph/communities.py), store each
+entity's community number (explorer colours, summaries), and print the largest ones with
+their most connected entities. Deterministic on an unchanged graph; run it again after
+large ingests (or enqueue the `compute_communities` task). Exit codes: 0 done, 1 the
+numbers could not be stored (database error), 2 usage."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
+
+from knowledge.graph.communities import do_compute_communities
+from knowledge.selectors import community_summaries
+from workspaces.models import Workspace
+
+
+class Command(BaseCommand):
+    help = "Detect and store the communities of a workspace's graph."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--workspace", required=True, metavar="SLUG")
+        parser.add_argument(
+            "--top", type=int, default=5, metavar="N", help="entities listed per community"
+        )
+        parser.add_argument(
+            "--show", type=int, default=10, metavar="N", help="communities listed (largest)"
+        )
+        parser.add_argument("--json", action="store_true", dest="as_json")
+
+    def handle(
+        self, *args: Any, workspace: str, top: int, show: int, as_json: bool, **options: Any
+    ) -> None:
+        ws = Workspace.objects.filter(slug=workspace).first()
+        if ws is None:
+            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        if top < 0 or show < 0:
+            raise CommandError("--top and --show take a number of 0 or more.", returncode=2)
+        try:
+            report = do_compute_communities(workspace=ws)
+        except DatabaseError as exc:
+            raise CommandError(f"Could not store the communities: {exc}", returncode=1) from exc
+        summaries = community_summaries(workspace=ws, top=top, limit=show)
+        if as_json:
+            largest = [asdict(summary) for summary in summaries]
+            self.stdout.write(json.dumps({**asdict(report), "largest_communities": largest}))
+            return
+        self.stdout.write(
+            f"{report.communities} communities over {report.entities} entities and "
+            f"{report.relations} relations (largest {report.largest}, {report.isolated} "
+            f"without relations; modularity {report.modularity}); {report.changed} entities "
+            f"renumbered in {report.seconds}s"
+        )
+        for summary in summaries:
+            names = ", ".join(f"{m.name} ({m.degree})" for m in summary.top)
+            self.stdout.write(f"  #{summary.id}  {summary.size} entities: {names}")
