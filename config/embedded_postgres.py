@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import subprocess
 import time
@@ -163,6 +164,27 @@ def _lock(pgdata: Path):  # type: ignore[no-untyped-def]
     return fasteners.InterProcessLock(str(pgdata.parent / f".{pgdata.name}.lock"))
 
 
+TUNING_FILE = "graphloom.conf"
+
+
+def _write_tuning(pgdata: Path) -> None:
+    """Our settings for the embedded server, in a file postgresql.conf includes (written at
+    every start, read by the server when it starts). PostgreSQL's default 128 MB of
+    shared_buffers is smaller than one workspace's HNSW indexes, so vector and graph
+    queries paged from the OS cache; GRAPHLOOM_PG_SHARED_BUFFERS sets it (default 512MB)."""
+    conf = pgdata / "postgresql.conf"
+    include = f"include_if_exists '{TUNING_FILE}'"
+    if conf.exists() and include not in conf.read_text(encoding="utf-8"):
+        with conf.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n# Graphloom's settings (config/embedded_postgres.py)\n{include}\n")
+    shared_buffers = os.environ.get("GRAPHLOOM_PG_SHARED_BUFFERS", "512MB")
+    if not re.fullmatch(r"\d+\s*(kB|MB|GB)?", shared_buffers):
+        raise EmbeddedPostgresError(
+            f"GRAPHLOOM_PG_SHARED_BUFFERS={shared_buffers!r}: expected a size like 512MB or 2GB."
+        )
+    (pgdata / TUNING_FILE).write_text(f"shared_buffers = '{shared_buffers}'\n", encoding="utf-8")
+
+
 def ensure_server(pgdata: Path) -> EmbeddedServer:
     """Return the running server for `pgdata`, initialising and starting it if needed.
 
@@ -184,6 +206,7 @@ def ensure_server(pgdata: Path) -> EmbeddedServer:
             pgdata.mkdir(exist_ok=True)
             handle = pgserver.PostgresServer(pgdata, cleanup_mode=None)
             handle.ensure_pgdata_inited()
+            _write_tuning(pgdata)
             handle.ensure_postgres_running()
     except EmbeddedPostgresError:
         raise

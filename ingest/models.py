@@ -148,12 +148,10 @@ class Chunk(WorkspaceScopedModel):
         indexes = [
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
             models.Index(fields=["workspace", "content_hash"], name="chunk_ws_hash"),
-            # prune: chunks never retrieved, oldest first.
-            models.Index(
-                fields=["workspace", "created_at"],
-                condition=models.Q(retrieved_count=0),
-                name="chunk_ws_unretrieved_time",
-            ),
+            # prune: old chunks (never retrieved ones among them). Not partial on
+            # retrieved_count: a column in an index predicate makes every update of it a
+            # non-HOT update, rewriting each index (HNSW included) on every search hit.
+            models.Index(fields=["workspace", "created_at"], name="chunk_ws_created"),
         ]
 
     def __str__(self) -> str:

@@ -193,7 +193,13 @@ class Mention(WorkspaceScopedModel):
                 name="mention_unique_place",
             )
         ]
-        indexes = [models.Index(fields=["entity", "created_at"], name="mention_entity_time")]
+        indexes = [
+            models.Index(fields=["entity", "created_at"], name="mention_entity_time"),
+            # Retrieval's graph signal: the chunks that mention an entity, from the index.
+            models.Index(
+                fields=["entity"], include=["chunk", "workspace"], name="mention_entity_chunk"
+            ),
+        ]
 
     @property
     def located(self) -> bool:
