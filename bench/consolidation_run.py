@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.management import call_command
 from django.db import connection, transaction
 
+from bench.cleanup import drop_workspace
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.consolidation.resolution import (
     entity_blocking_keys,
@@ -153,18 +154,6 @@ def measure(
     }  # fmt: skip
 
 
-def _drop_workspace(workspace: Workspace) -> None:
-    """Entities protect their types, so a workspace is emptied table by table first (in
-    SQL: the ORM's cascade would load 200,000 rows)."""
-    tables = ["knowledge_mergesuggestion", "knowledge_curationrule", "knowledge_alias",
-              "knowledge_curationevent", "knowledge_mention", "knowledge_relationevidence",
-              "knowledge_relation", "knowledge_entity"]  # fmt: skip
-    with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(f"DELETE FROM {table} WHERE workspace_id = %s", [workspace.pk])  # noqa: S608
-    workspace.delete()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description="Consolidation benchmark; see bench/consolidation.py."
@@ -197,7 +186,7 @@ def main() -> None:
                         seed_value=size * 100 + run)
             )  # fmt: skip
             print(json.dumps({"run": run + 1, **runs[-1]}), flush=True)
-        _drop_workspace(workspace)
+        drop_workspace(workspace)
         row = {
             "graph_size": size,
             "new_names": args.new,

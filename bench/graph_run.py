@@ -15,6 +15,7 @@ import networkx as nx
 from django.core.management import call_command
 from django.db import connection
 
+from bench.cleanup import drop_workspace
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.graph.base import GraphResult, PathResult
 from knowledge.graph.postgres import PostgresGraphBackend
@@ -164,10 +165,7 @@ def workspace_for(*, entities: int, relations: int, seed: int) -> tuple[Workspac
 
 def drop(workspace: Workspace) -> None:
     """Delete a bench workspace set-based (the ORM's cascade would load every row)."""
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM knowledge_relation WHERE workspace_id = %s", [workspace.pk])
-        cursor.execute("DELETE FROM knowledge_entity WHERE workspace_id = %s", [workspace.pk])
-    workspace.delete()
+    drop_workspace(workspace)
 
 
 def in_memory(workspace: Workspace) -> tuple[nx.Graph, dict[int, int]]:

@@ -19,9 +19,17 @@ import httpx
 import numpy as np
 from django.db import connection
 
+from bench.cleanup import drop_workspace
 from ingest.models import Chunk, Document, Source
 from knowledge.actions.schema import do_ensure_default_schema
-from knowledge.models import Entity, EntityType, Mention, Relation, RelationType
+from knowledge.models import (
+    Entity,
+    EntityType,
+    ExtractionRun,
+    Mention,
+    Relation,
+    RelationType,
+)
 from workspaces.actions.tokens import do_create_api_token
 from workspaces.actions.workspaces import do_create_user, do_create_workspace, do_set_membership
 from workspaces.models import Workspace
@@ -111,9 +119,13 @@ def seed(*, entities: int, chunks: int, rng: random.Random) -> tuple[Workspace, 
             )
         )  # fmt: skip
     made_chunks = Chunk.objects.bulk_create(rows, batch_size=2000)
+    run = ExtractionRun.objects.create(
+        workspace=workspace, window_hash="0" * 64, prompt_version="bench", model="bench",
+        schema_hash="0" * 64, extractor="offline", source=source,
+    )  # fmt: skip
     Mention.objects.bulk_create(
         [
-            Mention(workspace=workspace, entity_id=rng.choice(ids), chunk=chunk,
+            Mention(workspace=workspace, entity_id=rng.choice(ids), chunk=chunk, run=run,
                     surface_form="x", extracted_type="person")
             for chunk in made_chunks
             for _ in range(2)
@@ -264,4 +276,4 @@ def main() -> None:
         "statuses": statuses,
     }  # fmt: skip
     print(json.dumps(report, indent=2), flush=True)
-    workspace.delete()
+    drop_workspace(workspace)
