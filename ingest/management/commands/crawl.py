@@ -28,8 +28,8 @@ from ingest.actions.crawl import (
 from ingest.actions.pipeline import do_process_documents
 from ingest.models import CrawlPage, CrawlPageStatus, Document, DocumentStatus, Source
 from system.selectors import get_worker_status
+from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -60,9 +60,7 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="wait, show progress, print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"Workspace {options['workspace']!r} not found.", returncode=2)
+        workspace = workspace_for_command(options["workspace"])
         try:
             crawl = validate_crawl_settings(
                 url=options["url"],

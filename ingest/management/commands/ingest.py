@@ -24,8 +24,8 @@ from ingest.actions.pipeline import do_process_documents
 from ingest.actions.sources import PENDING, do_add_files, do_create_upload_source
 from ingest.models import Document, DocumentStatus, Source, SourceKind
 from system.selectors import get_worker_status
+from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError
-from workspaces.models import Workspace
 
 _READ_BLOCK = 1 << 20
 
@@ -73,9 +73,7 @@ class Command(BaseCommand):
         wait: bool,
         **options: Any,
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         files = _files(paths)
         if not files:
             raise CommandError("No files found in the given paths.", returncode=2)

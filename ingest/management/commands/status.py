@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingest.schemas import SourceOut
 from ingest.selectors import get_failed_documents, get_source_for_workspace, get_sources
+from workspaces.commands import workspace_for_command
 from workspaces.errors import NotFound
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -24,9 +24,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, source_id: int | None, workspace: str, as_json: bool, **options: Any
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         if source_id is None:
             rows = [self._row(s, failed=False) for s in get_sources(ws)[:200]]
         else:

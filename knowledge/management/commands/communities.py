@@ -16,7 +16,7 @@ from django.db import DatabaseError
 
 from knowledge.graph.communities import do_compute_communities
 from knowledge.selectors import community_summaries
-from workspaces.models import Workspace
+from workspaces.commands import workspace_for_command
 
 
 class Command(BaseCommand):
@@ -35,9 +35,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, workspace: str, top: int, show: int, as_json: bool, **options: Any
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         if top < 0 or show < 0:
             raise CommandError("--top and --show take a number of 0 or more.", returncode=2)
         try:

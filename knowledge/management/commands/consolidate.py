@@ -16,8 +16,8 @@ from tqdm import tqdm
 from ingest.selectors import get_source_for_workspace
 from knowledge.actions.consolidation import do_consolidate
 from knowledge.selectors import get_entities_to_consolidate
+from workspaces.commands import workspace_for_command
 from workspaces.errors import NotFound
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -31,9 +31,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, workspace: str, source: int | None, as_json: bool, **options: Any
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         try:
             src = get_source_for_workspace(ws, source) if source is not None else None
         except NotFound as exc:

@@ -20,7 +20,7 @@ from knowledge.extraction.extractors import get_extractor
 from knowledge.extraction.llm import LlmError
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.selectors import SchemaSnapshot, get_schema_snapshot
-from workspaces.models import Workspace
+from workspaces.commands import workspace_for_command
 
 
 def default_schema() -> SchemaSnapshot:
@@ -48,9 +48,7 @@ class Command(BaseCommand):
         except GoldFileError as exc:
             raise CommandError(str(exc), returncode=2) from exc
         if workspace:
-            ws = Workspace.objects.filter(slug=workspace).first()
-            if ws is None:
-                raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+            ws = workspace_for_command(workspace)
             schema = get_schema_snapshot(ws)
             if not schema.entity_types:
                 schema = default_schema()

@@ -15,8 +15,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.export import CSV_PARTS, FORMATS, export_graph
+from workspaces.commands import workspace_for_command
 from workspaces.errors import InvalidInput
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -37,9 +37,7 @@ class Command(BaseCommand):
         output: str | None,
         **options: Any,
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         if part is not None and fmt != "csv":
             raise CommandError("--part applies to --format csv only.", returncode=2)
         try:

@@ -23,6 +23,7 @@ from knowledge.actions.extraction import do_extract_source, estimate_source
 from knowledge.extraction.llm import LlmError
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.prompts import PromptNotFound
+from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError
 from workspaces.models import Workspace
 
@@ -58,9 +59,7 @@ class Command(BaseCommand):
         as_json: bool,
         **options: Any,
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         try:
             sources = self._sources(ws, source)
             if token_budget is not None:

@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.actions.curation import default_survivor, do_merge_entities
 from knowledge.selectors import find_entity
+from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -27,9 +27,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, workspace: str, entities: list[str], into: str | None, **options: Any
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         try:
             found = [find_entity(ws, ref) for ref in entities]
             survivor = find_entity(ws, into) if into else default_survivor(found)

@@ -12,8 +12,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.actions.maintenance import do_prune, parse_age
+from workspaces.commands import workspace_for_command
 from workspaces.errors import InvalidInput
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -34,9 +34,7 @@ class Command(BaseCommand):
         as_json: bool,
         **options: Any,
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         try:
             age = parse_age(older_than)
         except InvalidInput as exc:

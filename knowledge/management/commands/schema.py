@@ -29,6 +29,7 @@ from knowledge.actions.schema import (
 from knowledge.canonical import type_name
 from knowledge.models import EntityType, RelationType
 from knowledge.selectors import list_entity_types, list_relation_types
+from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
 from workspaces.models import Workspace
 
@@ -55,9 +56,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, workspace: str, action: str, names: list[str], **options: Any
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         do_ensure_default_schema(workspace=ws)
         if action == "list":
             self._list(ws, as_json=options["as_json"])

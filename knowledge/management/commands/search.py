@@ -14,8 +14,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.retrieval import chunk_signal_summary, hybrid_search, strip_invisible
 from knowledge.retrieval_schemas import search_payload
+from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -38,9 +38,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        ws = Workspace.objects.filter(slug=options["workspace"]).first()
-        if ws is None:
-            raise CommandError(f"Workspace {options['workspace']!r} not found.", returncode=2)
+        ws = workspace_for_command(options["workspace"])
         try:
             result = hybrid_search(
                 workspace=ws,

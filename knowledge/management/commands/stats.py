@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.graph.base import GraphBackendError
 from knowledge.graph_selectors import get_workspace_stats
-from workspaces.models import Workspace
+from workspaces.commands import workspace_for_command
 
 
 def _by_count(counts: dict[str, int]) -> str:
@@ -29,9 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args: Any, workspace: str, as_json: bool, **options: Any) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         try:
             stats = get_workspace_stats(ws)
         except GraphBackendError as exc:

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from knowledge.graph.base import GraphBackendError
 from knowledge.graph.sync import SyncReport, do_sync_workspace
-from workspaces.models import Workspace
+from workspaces.commands import workspace_for_command
 
 
 class Command(BaseCommand):
@@ -40,9 +40,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, workspace: str, backend: str, as_json: bool, **options: Any
     ) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         if backend not in settings.GRAPH_BACKENDS:
             known = ", ".join(sorted(settings.GRAPH_BACKENDS)) or "none"
             raise CommandError(

@@ -9,8 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.actions.curation import do_unmerge
+from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError
-from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -21,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("event_id", type=int, metavar="EVENT_ID")
 
     def handle(self, *args: Any, workspace: str, event_id: int, **options: Any) -> None:
-        ws = Workspace.objects.filter(slug=workspace).first()
-        if ws is None:
-            raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
+        ws = workspace_for_command(workspace)
         try:
             event = do_unmerge(workspace=ws, event_id=event_id)
         except DomainError as exc:
