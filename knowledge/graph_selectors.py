@@ -2,8 +2,8 @@
 with their evidence, graph payloads from the backend, and workspace statistics.
 
 Each function takes the workspace first and never reads another workspace's rows. Lists
-are QuerySets whose per-row extras (degree) are computed in the same SQL statement, so a
-page costs the same number of queries whatever its length. Traversals go to the graph
+are QuerySets (the degree is a column PostgreSQL keeps, see Entity.degree), so a page costs
+the same number of queries whatever its length. Traversals go to the graph
 backend (knowledge/graph/), which answers from whatever store it keeps; this module only
 checks that the ids asked about belong to the workspace and shapes the answer.
 """
@@ -19,17 +19,13 @@ from django.db.models import (
     Count,
     Exists,
     F,
-    IntegerField,
     OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Value,
     When,
 )
 from django.db.models.expressions import OrderBy
-from django.db.models.functions import Coalesce
-from django.db.models.lookups import GreaterThanOrEqual
 
 from ingest.models import Chunk, Document, Source
 from knowledge.consolidation.names import canonical_key
@@ -84,36 +80,6 @@ def parse_names(text: str | None) -> list[str] | None:
 # --- entities -------------------------------------------------------------------------------
 
 
-def _relation_count(**correlation: Any) -> Subquery:
-    return Subquery(
-        Relation.objects.filter(state=EntityState.ACTIVE, **correlation)
-        .order_by()
-        .values(next(iter(correlation)))
-        .annotate(n=Count("pk"))
-        .values("n")[:1],
-        output_field=IntegerField(),
-    )
-
-
-def with_degree(entities: QuerySet[Entity]) -> QuerySet[Entity]:
-    """Annotate `degree`: active relations touching the entity, a self-loop once. Two
-    correlated counts answered from the covering indexes relation_active_out/_in, in the
-    same statement as the page (no query per row)."""
-    outgoing = _relation_count(source=OuterRef("pk"))
-    incoming = Subquery(
-        Relation.objects.filter(state=EntityState.ACTIVE, target=OuterRef("pk"))
-        .exclude(source=F("target"))
-        .order_by()
-        .values("target")
-        .annotate(n=Count("pk"))
-        .values("n")[:1],
-        output_field=IntegerField(),
-    )
-    return entities.annotate(
-        degree=Coalesce(outgoing, Value(0)) + Coalesce(incoming, Value(0)),
-    )
-
-
 def _prefix(field: str, key: str) -> Q:
     """`field` starts with `key`, written as a range the btree index can scan (PostgreSQL
     turns LIKE 'key%' into one only under the C collation; the embedded server's is
@@ -166,7 +132,7 @@ def search_entities(
 
     `seen_after` / `seen_before` select entities seen at some time in the window: last
     seen at or after `seen_after`, first seen at or before `seen_before`."""
-    entities = with_degree(
+    entities = (
         Entity.objects.for_workspace(workspace)
         .filter(state=state)
         .select_related("type")
@@ -183,19 +149,19 @@ def search_entities(
     if seen_before is not None:
         entities = entities.filter(first_seen_at__lte=seen_before)
     if min_degree is not None and min_degree > 0:
-        entities = entities.filter(GreaterThanOrEqual(F("degree"), min_degree))
+        entities = entities.filter(degree__gte=min_degree)
     orderings: dict[str, str | OrderBy] = {
         "name": "name",
-        "-degree": "-degree",
+        "-degree": F("degree").desc(),
         "-mention_count": "-mention_count",
         "-last_seen_at": F("last_seen_at").desc(nulls_last=True),
     }
     return entities.order_by(orderings[order], "pk")
 
 
-def get_entity_with_degree(workspace: Workspace, entity_id: object) -> Entity:
+def get_entity_with_type(workspace: Workspace, entity_id: object) -> Entity:
     return get_object_for_workspace(
-        with_degree(Entity.objects.select_related("type").defer("embedding")),
+        Entity.objects.select_related("type").defer("embedding"),
         workspace,
         entity_id,
         label="Entity",
@@ -242,7 +208,7 @@ def get_entity_detail(
     """Everything the explorer's entity panel shows, in a fixed number of queries: the
     entity, its sources, its relation counts by type and direction, and its newest
     mentions with the text around them."""
-    entity = get_entity_with_degree(workspace, entity_id)
+    entity = get_entity_with_type(workspace, entity_id)
     sources = (
         Source.objects.for_workspace(workspace)
         .filter(pk__in=entity.source_ids)
@@ -309,7 +275,7 @@ def get_entity_detail(
         "type_votes": dict(entity.type_votes or {}),
         "type_curated": entity.type_curated,
         "mention_count": entity.mention_count,
-        "degree": entity.degree,  # type: ignore[attr-defined]
+        "degree": entity.degree,
         "community": entity.community,
         "first_seen_at": entity.first_seen_at,
         "last_seen_at": entity.last_seen_at,

@@ -11,7 +11,6 @@ from django.db import connection
 from django.db.models import Count, Q, Sum
 
 from ingest.models import Document, DocumentStatus, Source, SourceStatus
-from knowledge.graph.postgres import WORKSPACE_DEGREES
 from knowledge.models import (
     CurationAction,
     CurationEvent,
@@ -259,26 +258,20 @@ def get_entities_to_consolidate(workspace: Workspace, *, source: Source | None =
 
 
 # The `top` members of each of `communities`: degree, then mention count, then id.
-_COMMUNITY_MEMBERS = (
-    WORKSPACE_DEGREES  # noqa: S608 (fixed SQL; values are parameters)
-    + """
+_COMMUNITY_MEMBERS = """
 SELECT r.community, r.id, r.name, r.type, r.degree, r.mention_count FROM (
-    SELECT e.community, e.id, e.name, et.name AS type, coalesce(d.degree, 0)::bigint AS degree,
-           e.mention_count,
+    SELECT e.community, e.id, e.name, et.name AS type, e.degree, e.mention_count,
            row_number() OVER (
-               PARTITION BY e.community
-               ORDER BY coalesce(d.degree, 0) DESC, e.mention_count DESC, e.id
+               PARTITION BY e.community ORDER BY e.degree DESC, e.mention_count DESC, e.id
            ) AS rank
     FROM knowledge_entity AS e
     JOIN knowledge_entitytype AS et ON et.id = e.type_id
-    LEFT JOIN degree AS d ON d.id = e.id
     WHERE e.workspace_id = %(ws)s AND e.state = 'active'
       AND e.community = ANY(%(communities)s::int[])
 ) AS r
 WHERE r.rank <= %(top)s
 ORDER BY r.community, r.rank
 """
-)
 
 
 @dataclass(frozen=True, slots=True)

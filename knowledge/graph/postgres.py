@@ -44,15 +44,6 @@ from knowledge.graph.base import (
 # a picture is unreadable anyway, and `truncated` says edges were left out.
 EDGES_PER_NODE = 10
 
-# Active relations touching an entity, both directions, a self-loop once: two index-only
-# counts (the in-count skips the self-loops the out-count already has).
-_DEGREE = """(
-    (SELECT count(*) FROM knowledge_relation AS dx
-     WHERE dx.source_id = {id} AND dx.state = 'active')
-  + (SELECT count(*) FROM knowledge_relation AS dx
-     WHERE dx.target_id = {id} AND dx.state = 'active' AND dx.source_id <> {id})
-)"""
-
 _RELATION_TYPE_FILTER = """ AND r.type_id = ANY(ARRAY(
     SELECT rt.id FROM knowledge_relationtype AS rt
     WHERE rt.workspace_id = %(ws)s AND rt.name = ANY(%(relation_types)s::text[])))"""
@@ -73,22 +64,24 @@ _STEP_IN = """SELECT r.source_id FROM unnest(w.frontier) AS f(id)
 
 # The entities of the next level: one hop away, not seen before, active, in the workspace.
 _CANDIDATES = """
-SELECT e.id, {match} AS match, e.name::text AS name, e.type_id, e.mention_count, e.community
+SELECT e.id, {match} AS match, e.name::text AS name, e.type_id, e.mention_count, e.community,
+       e.degree
 FROM ({step} EXCEPT SELECT unnest(w.seen)) AS n(id)
 JOIN knowledge_entity AS e ON e.id = n.id
 WHERE e.workspace_id = %(ws)s AND e.state = 'active'
 """
 _SEEDS = """
-SELECT e.id, true AS match, e.name::text AS name, e.type_id, e.mention_count, e.community
+SELECT e.id, true AS match, e.name::text AS name, e.type_id, e.mention_count, e.community,
+       e.degree
 FROM knowledge_entity AS e
 WHERE e.id = ANY(%(seeds)s::bigint[]) AND e.workspace_id = %(ws)s AND e.state = 'active'
 """
 # Returnable entities ranked as the contract orders them (degree, then id); the degree is
-# counted only for those (CASE evaluates it lazily).
+# the one PostgreSQL keeps on the entity row (migration 0013), read with the row.
 _RANKED = """
 SELECT c.*, CASE WHEN c.match THEN row_number() OVER (
                  PARTITION BY c.match ORDER BY c.degree DESC, c.id) END AS rank
-FROM (SELECT c.*, CASE WHEN c.match THEN {degree} END AS degree FROM ({source}) AS c) AS c
+FROM ({source}) AS c
 """
 # One level of the answer from ranked entities `c`: the best `budget` returnable ones with
 # the fields the answer needs (so nothing is read twice), every entity reached (the next
@@ -160,15 +153,10 @@ def _neighborhood_sql(*, direction: Direction, typed: bool, entity_typed: bool) 
     candidates = _CANDIDATES.format(
         step=" UNION ALL ".join(branches), match=_TYPE_MATCH if entity_typed else "true"
     )
-    degree = _DEGREE.format(id="c.id")
     exhausted = _EXHAUSTED_TYPED if entity_typed else _EXHAUSTED_ANY
     return _NEIGHBORHOOD.format(
-        seed_level=_LEVEL.format(
-            budget="%(limit)s", ranked=_RANKED.format(degree=degree, source=_SEEDS)
-        ),
-        step_level=_LEVEL.format(
-            budget="w.budget", ranked=_RANKED.format(degree=degree, source=candidates)
-        ),
+        seed_level=_LEVEL.format(budget="%(limit)s", ranked=_RANKED.format(source=_SEEDS)),
+        step_level=_LEVEL.format(budget="w.budget", ranked=_RANKED.format(source=candidates)),
         exhausted=exhausted.format(candidates=candidates),
     )
 
@@ -186,7 +174,7 @@ LIMIT %(max_edges)s
 
 # Nodes by id, with their degree (subgraph, paths).
 _NODES = """
-SELECT e.id, e.name, et.name, {degree}, e.mention_count, e.community
+SELECT e.id, e.name, et.name, e.degree, e.mention_count, e.community
 FROM knowledge_entity AS e
 JOIN knowledge_entitytype AS et ON et.id = e.type_id
 WHERE e.id = ANY(%(ids)s::bigint[]) AND e.workspace_id = %(ws)s AND e.state = 'active'
@@ -242,47 +230,25 @@ WHERE r.workspace_id = %(ws)s AND r.state = 'active'{relation_filter}
 ORDER BY p.hop, r.id
 """
 
-# Degree of every active entity of the workspace with relations (hubs, stats, community
-# summaries): the CTE `degree(id, degree)`, the workspace's active relations counted from each
-# end, a self-loop once; one pass over them. Takes the parameter `ws`.
-WORKSPACE_DEGREES = """
-WITH degree AS (
-    SELECT d.id, sum(d.n) AS degree FROM (
-        SELECT r.source_id AS id, count(*) AS n FROM knowledge_relation AS r
-        WHERE r.workspace_id = %(ws)s AND r.state = 'active' GROUP BY r.source_id
-      UNION ALL
-        SELECT r.target_id, count(*) FROM knowledge_relation AS r
-        WHERE r.workspace_id = %(ws)s AND r.state = 'active' AND r.source_id <> r.target_id
-        GROUP BY r.target_id
-    ) AS d
-    GROUP BY d.id
-)
-"""
-
-_HUBS = (
-    WORKSPACE_DEGREES
-    + """
-SELECT e.id, e.name, et.name, coalesce(d.degree, 0)::bigint AS degree, e.mention_count,
-       e.community
+# The best-connected entities (the stored degree, then mentions, then id): an index scan of
+# entity_ws_degree, or of entity_type_degree for one type.
+_HUBS = """
+SELECT e.id, e.name, et.name, e.degree, e.mention_count, e.community
 FROM knowledge_entity AS e
 JOIN knowledge_entitytype AS et ON et.id = e.type_id
-LEFT JOIN degree AS d ON d.id = e.id
-WHERE e.workspace_id = %(ws)s AND e.state = 'active'{type_filter}
-ORDER BY degree DESC, e.mention_count DESC, e.id
+WHERE {scope} AND e.state = 'active'
+ORDER BY e.degree DESC, e.mention_count DESC, e.id
 LIMIT %(limit)s
 """
-)
+_HUBS_SCOPE_WORKSPACE = "e.workspace_id = %(ws)s"
+_HUBS_SCOPE_TYPE = """e.type_id = (SELECT t.id FROM knowledge_entitytype AS t
+                   WHERE t.workspace_id = %(ws)s AND t.name = %(type)s)"""
 
-_DEGREE_COUNTS = (
-    WORKSPACE_DEGREES
-    + """
-SELECT coalesce(d.degree, 0)::bigint AS degree, count(*)
-FROM knowledge_entity AS e
-LEFT JOIN degree AS d ON d.id = e.id
+_DEGREE_COUNTS = """
+SELECT e.degree, count(*) FROM knowledge_entity AS e
 WHERE e.workspace_id = %(ws)s AND e.state = 'active'
 GROUP BY 1
 """
-)
 
 _ENTITIES_BY_TYPE = """
 SELECT et.name, count(*) FROM knowledge_entity AS e
@@ -492,7 +458,7 @@ class PostgresGraphBackend(GraphBackend):
     ) -> list[GraphNode]:
         if limit <= 0:
             return []
-        sql = _HUBS.format(type_filter="" if entity_type is None else " AND et.name = %(type)s")
+        sql = _HUBS.format(scope=_HUBS_SCOPE_WORKSPACE if entity_type is None else _HUBS_SCOPE_TYPE)
         rows = _fetch(sql, {"ws": workspace_id, "type": entity_type, "limit": limit})
         return [_node(r) for r in rows]
 
@@ -534,8 +500,7 @@ class PostgresGraphBackend(GraphBackend):
         wanted = sorted({int(i) for i in ids})
         if not wanted:
             return []
-        sql = _NODES.format(degree=_DEGREE.format(id="e.id"))
-        return [_node(r) for r in _fetch(sql, {"ws": workspace_id, "ids": wanted})]
+        return [_node(r) for r in _fetch(_NODES, {"ws": workspace_id, "ids": wanted})]
 
     @staticmethod
     def _at(node: GraphNode, depth: int) -> GraphNode:

@@ -55,6 +55,12 @@ class Entity(WorkspaceScopedModel):
     embedding_model = models.CharField(max_length=200, blank=True)
     embedding_dim = models.PositiveSmallIntegerField(null=True, blank=True)
     mention_count = models.PositiveIntegerField(default=0)
+    # Active relations touching it, a self-loop once. Kept by PostgreSQL itself (triggers on
+    # knowledge_relation, migration 0013) so every write path, bulk or raw, keeps it exact;
+    # a write of a stale value (a save() of an instance read before its relations changed)
+    # is ignored by the database. Graph traversal ranks on it and hubs read it from an index
+    # instead of counting relations per entity.
+    degree = models.PositiveIntegerField(default=0, db_default=0, editable=False)
     # Derived from evidence: the sources whose documents mention it.
     source_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     first_seen_at = models.DateTimeField(null=True, blank=True)
@@ -85,6 +91,23 @@ class Entity(WorkspaceScopedModel):
         ]
         indexes = [
             models.Index(fields=["workspace", "canonical_name"], name="entity_ws_canon"),
+            # Hubs (overall and of one type), degree ordering and min_degree on the list.
+            models.Index(
+                F("workspace"),
+                F("degree").desc(),
+                F("mention_count").desc(),
+                "id",
+                condition=Q(state="active"),
+                name="entity_ws_degree",
+            ),
+            models.Index(
+                F("type"),
+                F("degree").desc(),
+                F("mention_count").desc(),
+                "id",
+                condition=Q(state="active"),
+                name="entity_type_degree",
+            ),
             # "Entities a source mentions" (the entities list's source filter).
             GinIndex(fields=["source_ids"], name="entity_source_ids"),
             # The blocking keys prefixed with the type id ("121:smith"), so one GIN lookup
