@@ -1,12 +1,14 @@
+"""The browser UI's URLs: each screen's module lists its own (sources_views, graph_views,
+curation_views, account_views); sign-in and first run are here."""
+
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from explorer import views
+from explorer import account_views, curation_views, graph_views, sources_views, views
 
 app_name = "explorer"
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("setup/", views.setup, name="setup"),
     path(
         "login/",
@@ -16,4 +18,8 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    *sources_views.urlpatterns,
+    *graph_views.urlpatterns,
+    *curation_views.urlpatterns,
+    *account_views.urlpatterns,
 ]

@@ -1,4 +1,6 @@
-"""Views of the browser UI: thin — parse, authorize, call one action or selector, render."""
+"""First run and sign-in. The screens themselves live in sources_views, graph_views,
+curation_views and account_views; every view is thin: parse, authorize, call one action or
+selector, render."""
 
 from __future__ import annotations
 
@@ -8,33 +10,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from explorer.forms import FirstRunForm
-from system.selectors import get_worker_status, llm_is_configured
 from workspaces.actions.first_run import do_first_run_setup
 from workspaces.errors import DomainError
-from workspaces.models import Membership
 from workspaces.selectors import first_run_needed
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    """The dashboard; before the first account exists, the first-run page instead."""
-    if first_run_needed():
-        return redirect("explorer:setup")
-    if not request.user.is_authenticated:
-        return redirect("explorer:login")
-    memberships = (
-        Membership.objects.filter(user=request.user)
-        .select_related("workspace")
-        .order_by("workspace__name")
-    )
-    return render(
-        request,
-        "explorer/home.html",
-        {
-            "memberships": memberships,
-            "worker": get_worker_status(),
-            "llm_configured": llm_is_configured(),
-        },
-    )
 
 
 @require_http_methods(["GET", "POST"])

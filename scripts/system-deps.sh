@@ -4,8 +4,9 @@
 set -euo pipefail
 
 packages=()
-# (Later issues add chromium + chromium-driver for the browser tests here.)
-for cmd_pkg in "node:nodejs" "npm:npm"; do
+# chromium + chromium-driver: the browser tests drive Debian's Chromium through Playwright
+# (tests/browser/; Playwright's own browser download needs network the suite may not have).
+for cmd_pkg in "node:nodejs" "npm:npm" "chromium:chromium" "chromedriver:chromium-driver"; do
   cmd=${cmd_pkg%%:*}; pkg=${cmd_pkg#*:}
   command -v "$cmd" >/dev/null 2>&1 || packages+=("$pkg")
 done

@@ -1,0 +1,121 @@
+"""Which workspace a browser page is about, and who may see it.
+
+Every page of the UI works in one workspace, the *current* one: `?ws=SLUG` on any URL picks
+it (shared links carry it, so a colleague opening one lands in the same workspace), else
+the one last chosen with the switcher (kept in the session), else the user's first. A
+workspace the user is not a member of is answered like a missing page (404), as the API
+does. Views decorated with `workspace_page` receive the membership as `request.membership`
+and never look a workspace up themselves, so no page can forget the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login as auth_redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.shortcuts import redirect
+from django.template.loader import render_to_string
+
+from workspaces.models import Membership, Role
+from workspaces.selectors import first_run_needed
+
+SESSION_KEY = "graphloom_workspace"
+
+
+def memberships_of(request: HttpRequest) -> list[Membership]:
+    """The user's memberships, workspaces by name; read once per request."""
+    cached: list[Membership] | None = getattr(request, "_graphloom_memberships", None)
+    if cached is not None:
+        return cached
+    memberships = []
+    if request.user.is_authenticated:
+        memberships = list(
+            Membership.objects.filter(user=request.user)
+            .select_related("workspace")
+            .order_by("workspace__name", "workspace__slug")
+        )
+    request._graphloom_memberships = memberships  # type: ignore[attr-defined]
+    return memberships
+
+
+def current_membership(request: HttpRequest) -> Membership | None:
+    """The membership of the current workspace (see the module docstring), or None when the
+    user belongs to none; Http404 when `?ws=` names one they do not belong to."""
+    if hasattr(request, "_graphloom_membership"):
+        cached: Membership | None = request._graphloom_membership
+        return cached
+    memberships = memberships_of(request)
+    by_slug = {m.workspace.slug: m for m in memberships}
+    asked = request.GET.get("ws")
+    if asked:
+        if asked not in by_slug:
+            raise Http404("No such workspace.")
+        chosen: Membership | None = by_slug[asked]
+    else:
+        chosen = by_slug.get(request.session.get(SESSION_KEY, "")) or (
+            memberships[0] if memberships else None
+        )
+    request._graphloom_membership = chosen  # type: ignore[attr-defined]
+    return chosen
+
+
+def remember_workspace(request: HttpRequest, membership: Membership) -> None:
+    request.session[SESSION_KEY] = membership.workspace.slug
+
+
+def workspace_page(
+    *, role: Role = Role.VIEWER
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Sign-in, a current workspace and at least `role` in it, or the page is refused:
+    the first-run page before any account exists, the sign-in page for visitors, a page
+    saying so to members without a workspace, 403 to members below `role` (the controls
+    are hidden from them anyway; this is the server refusing)."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if first_run_needed():
+                return redirect("explorer:setup")
+            if not request.user.is_authenticated:
+                return redirect_to_login(request)
+            membership = current_membership(request)
+            if membership is None:
+                return HttpResponse(
+                    render_to_string("explorer/no_workspace.html", request=request), status=403
+                )
+            if not membership.allows(role):
+                return HttpResponseForbidden(
+                    f"This needs the {role.label.lower()} role in this workspace; "
+                    f"you are {membership.role}."
+                )
+            if request.GET.get("ws"):
+                remember_workspace(request, membership)
+            request.membership = membership  # type: ignore[attr-defined]
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def redirect_to_login(request: HttpRequest) -> HttpResponse:
+    return auth_redirect_to_login(request.get_full_path(), "explorer:login")
+
+
+def ui_context(request: HttpRequest) -> dict[str, Any]:
+    """Template context for the layout: the workspace switcher and what the user may do."""
+    if not request.user.is_authenticated:
+        return {}
+    try:
+        membership = current_membership(request)
+    except Http404:
+        membership = None
+    return {
+        "memberships": memberships_of(request),
+        "current_membership": membership,
+        "can_edit": bool(membership and membership.allows(Role.EDITOR)),
+        "is_workspace_admin": bool(membership and membership.allows(Role.ADMIN)),
+    }
