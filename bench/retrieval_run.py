@@ -481,6 +481,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="leave the workspace for --reuse")
     parser.add_argument("--reuse", action="store_true", help="use a workspace left by --keep")
+    parser.add_argument(
+        "--load-only",
+        action="store_true",
+        help="load the workspace and keep it (measure later with --reuse on a quiet machine)",
+    )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     slug = f"bench-retrieval-{args.chunks}-{args.entities}"
@@ -500,6 +505,8 @@ def main() -> None:
             workspace, chunks=args.chunks, entities=args.entities, model=model, seed=args.seed
         )
         print(json.dumps({"loaded": loaded}), flush=True)
+    if args.load_only:
+        return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT embedding_model FROM ingest_chunk WHERE workspace_id = %s LIMIT 1",

@@ -29,22 +29,33 @@ and frames the quotes as data.
 A read with one side effect: when `record_access` is set, the returned chunks and entities
 get `retrieved_count += 1` and `last_retrieved_at` (one UPDATE each), which pruning and
 "popular" views read.
+
+Latency: the keyword search runs on a small pool of threads with their own database
+connections (RETRIEVAL_THREADS, default 2) while this thread does the vector search,
+recognition and graph expansion, and the access counts are written there after the answer
+is returned — on two cores the two heaviest statements then overlap instead of queueing. A
+caller inside a transaction gets everything on its own connection, in order: other
+connections could not see its uncommitted rows (tests, and any caller that wrapped the
+search in `atomic`), and its access counts commit or roll back with it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+import threading
 import time
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import close_old_connections, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -265,6 +276,76 @@ class _Timer:
             self.timings[stage] = round(self.timings.get(stage, 0.0) + spent, 3)
 
 
+# --- the retrieval thread pool -------------------------------------------------------------
+
+logger = logging.getLogger(__name__)
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _retrieval_pool() -> ThreadPoolExecutor | None:
+    """The shared pool, made on first use; None when RETRIEVAL_THREADS is 0 or the caller is
+    inside a transaction (see the module docstring)."""
+    global _pool
+    threads = int(settings.RETRIEVAL_THREADS)
+    if threads <= 0 or connection.in_atomic_block:
+        return None
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="retrieval")
+        return _pool
+
+
+def close_retrieval_pool() -> None:
+    """Close the pool threads' database connections and the pool (test teardown: a
+    connection left open would keep the test database from being dropped). Each thread
+    takes exactly one closing job: the jobs wait for each other at a barrier."""
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is None:
+        return
+    threads = pool._max_workers
+    barrier = threading.Barrier(threads)
+
+    def close() -> None:
+        connection.close()
+        barrier.wait(timeout=10)
+
+    for job in [pool.submit(close) for _ in range(threads)]:
+        job.result()
+    pool.shutdown()
+
+
+def _own_connection[T](call: Callable[[], T]) -> tuple[T, float]:
+    """Run `call` on a pool thread: its connection is dropped first if it broke or outlived
+    CONN_MAX_AGE (nothing else tidies connections outside requests). Returns the result and
+    the milliseconds it took."""
+    close_old_connections()
+    started = time.perf_counter()
+    result = call()
+    return result, (time.perf_counter() - started) * 1000
+
+
+def _start[T](call: Callable[[], T]) -> Future[tuple[T, float]]:
+    """`call` on the pool when there is one, else now, here (a finished Future either way)."""
+    pool = _retrieval_pool()
+    if pool is not None:
+        return pool.submit(_own_connection, call)
+    done: Future[tuple[T, float]] = Future()
+    started = time.perf_counter()
+    try:
+        done.set_result((call(), (time.perf_counter() - started) * 1000))
+    except Exception as exc:
+        done.set_exception(exc)
+    return done
+
+
+def _log_failure(job: Future[Any]) -> None:
+    if (exc := job.exception()) is not None:
+        logger.warning("recording retrieval access counts failed: %s", exc)
+
+
 def hybrid_search(
     *,
     workspace: Workspace,
@@ -314,6 +395,8 @@ def hybrid_search(
             .values_list("pk", flat=True)
         )
 
+    keyword_job = _start(lambda: _keyword_signal(workspace.pk, text, candidates, source_ids))
+
     vector_chunks: list[tuple[int, float]] = []
     vector_entities: list[tuple[int, float]] = []
     if vector is not None:
@@ -332,10 +415,7 @@ def hybrid_search(
             used.append("entity_vector")
         vector_entities = [e for e in vector_entities if e[1] >= ENTITY_MIN_SIMILARITY]
 
-    with timer("keyword"):
-        keyword_chunks = _keyword_signal(workspace.pk, text, candidates, source_ids)
-    used.append("keyword")
-
+    used.append("keyword")  # running on the pool (or done): listed where it always was
     with timer("recognition"):
         recognised = _recognise(workspace.pk, text, type_ids)
     used.append("recognition")
@@ -365,6 +445,12 @@ def hybrid_search(
         if graph_ok:
             used.append("graph")
 
+    # Ran alongside the stages above; "keyword" is its own duration, "keyword_wait" what
+    # this thread still waited for it.
+    with timer("keyword_wait"):
+        keyword_chunks, keyword_ms = keyword_job.result()
+    timer.timings["keyword"] = round(keyword_ms, 3)
+
     with timer("fusion"):
         fused = _fuse_chunks(vector_chunks, keyword_chunks, graph_chunks)[:limit]
         entity_order = _fuse_entities(recognised, vector_entities, proximity)[:ENTITY_LIMIT]
@@ -386,7 +472,9 @@ def hybrid_search(
 
     if record_access:
         with timer("access"):
-            _record_access(workspace, [c.id for c in chunks], entity_ids)
+            chunk_ids = [c.id for c in chunks]
+            access = _start(lambda: _record_access(workspace, chunk_ids, entity_ids))
+            access.add_done_callback(_log_failure)
 
     with timer("context"):
         context = build_context(

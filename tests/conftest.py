@@ -6,13 +6,14 @@ hashed tokens. Nothing of our own is mocked.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from knowledge.retrieval import close_retrieval_pool
 from workspaces.actions.tokens import do_create_api_token
 from workspaces.actions.workspaces import do_create_workspace, do_set_membership
 from workspaces.models import ApiToken, Role, Workspace
@@ -56,6 +57,15 @@ def alice(make_member) -> Member:
 def bob(make_member) -> Member:
     """Admin of workspace "globex": a stranger to acme."""
     return make_member("bob", workspace="globex", role=Role.ADMIN)
+
+
+@pytest.fixture(autouse=True)
+def retrieval_pool_closed() -> Iterator[None]:
+    """Searches made outside a transaction (live servers, transactional tests) run parts on
+    a thread pool with its own connections; close them so the test database can be
+    dropped and the next test starts from the settings it sets."""
+    yield
+    close_retrieval_pool()
 
 
 @pytest.fixture(autouse=True)

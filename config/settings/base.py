@@ -242,6 +242,10 @@ RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 1.0)
 RETRIEVAL_GRAPH_HOPS = int(env_float("RETRIEVAL_GRAPH_HOPS", 1))
 # Candidates each signal contributes before fusion.
 RETRIEVAL_CANDIDATES = int(env_float("RETRIEVAL_CANDIDATES", 50))
+# Threads (each with its own database connection, per web process) that run a search's
+# keyword stage alongside its vector and graph stages, and write access counts after the
+# answer; 0 runs everything in the request's thread.
+RETRIEVAL_THREADS = int(env_float("RETRIEVAL_THREADS", 2))
 
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)

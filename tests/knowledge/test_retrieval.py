@@ -31,7 +31,7 @@ from knowledge.retrieval import (
     hybrid_search,
 )
 from tests.knowledge.conftest import World
-from tests.support import run_pending
+from tests.support import run_pending, wait_for
 from workspaces.errors import InvalidInput
 from workspaces.models import Role
 
@@ -447,3 +447,31 @@ def test_the_search_command_exits_2_on_usage_errors(alice):
     with pytest.raises(CommandError) as blank:
         call_command("search", "  ", "--workspace", "acme", stdout=StringIO())
     assert blank.value.returncode == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_keyword_stage_and_access_counts_run_on_the_pool(
+    alice, supply_chain, settings
+):
+    from knowledge import retrieval
+
+    settings.RETRIEVAL_THREADS = 0
+    alone = hybrid_search(workspace=alice.workspace, query="Zorblax", limit=3, record_access=False)
+    assert retrieval._pool is None
+
+    settings.RETRIEVAL_THREADS = 2
+    pooled = hybrid_search(workspace=alice.workspace, query="Zorblax", limit=3)
+    assert retrieval._pool is not None
+    assert [c.id for c in pooled.chunks] == [c.id for c in alone.chunks]
+    assert [e.id for e in pooled.entities] == [e.id for e in alone.entities]
+    assert "keyword" in pooled.signals_used
+    assert "keyword_wait" in pooled.timings_ms
+    # Written on a pool thread after the answer: visible once that commits.
+    returned = {c.id for c in pooled.chunks}
+    wait_for(
+        lambda: (
+            set(Chunk.objects.filter(retrieved_count=1).values_list("pk", flat=True)) == returned
+        ),
+        timeout=10,
+        what="access counts from the pool",
+    )
