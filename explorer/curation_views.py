@@ -1,21 +1,550 @@
-"""Curation in the browser: entity edits from the entity panel, and the review page for
-merge suggestions. Editors only; the server refuses viewers. (Being built: issue 8.)"""
+"""Curation in the browser: the entity panel's editing controls and the review page for
+merge suggestions.
+
+Editors only. Every view here is `workspace_page(role=Role.EDITOR)`, so a viewer's request
+is refused with 403 whatever a page showed them (and the templates show them nothing).
+
+Each control of the entity panel posts to its own endpoint, which calls exactly one
+curation action (knowledge/actions/curation.py) and answers with the refreshed entity
+panel (`explorer.graph_views.render_entity_panel`) and an `HX-Trigger:
+graphloom:graph-changed` header, so the graph page redraws what changed. The panel belongs
+to the graph screen; the controls inside it are ours, and two things let them live there
+without the graph screen knowing anything about curation:
+
+- when the graph screen opens a panel, the controls load themselves from
+  `curation_controls` (one htmx request, made only for editors);
+- when one of our actions re-renders the panel, the controls' context and the outcome
+  (its message, which control it belongs to, the undo button) ride on the request as
+  `request.curation_panel`, and the include renders the controls from it in place.
+
+A domain error (an empty name, a merge of an entity with itself, a name another entity
+has) is shown in the panel next to the control that caused it, and the graph is not told
+to refresh. htmx swaps only 2xx answers by default, and a person who gets no visible
+answer cannot tell what went wrong, so an htmx request gets 200 with the error in the
+panel; any other client gets the same panel with the error's own status (409, 422).
+
+Every URL the controls post to carries `?ws=` of the workspace the panel was drawn for:
+entity ids belong to one workspace, and a panel left open in a tab must keep acting on it
+after another tab switched the session to another workspace.
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.urls import URLPattern, path
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from explorer.graph_views import render_entity_panel
 from explorer.workspace_pages import workspace_page
-from workspaces.models import Role
+from knowledge.actions.curation import (
+    default_survivor,
+    do_accept_suggestion,
+    do_add_alias,
+    do_delete_entity,
+    do_merge_entities,
+    do_reject_suggestion,
+    do_remove_alias,
+    do_rename_entity,
+    do_restore_entity,
+    do_retype_entity,
+    do_split_entity,
+    do_unmerge,
+)
+from knowledge.graph_selectors import (
+    NameMatch,
+    get_entity_detail,
+    get_entity_with_type,
+    search_entities,
+)
+from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
+from knowledge.selectors import (
+    find_merge_event,
+    get_schema_snapshot,
+    list_curation_events,
+    list_merge_suggestions,
+)
+from workspaces.errors import DomainError, InvalidInput, NotFound
+from workspaces.models import Role, Workspace
+
+GRAPH_CHANGED = "graphloom:graph-changed"
+HISTORY_LIMIT = 15
+SPLIT_CHOICES = 20  # the newest mentions offered for a split
+TYPEAHEAD_LIMIT = 8
+REVIEW_PAGE_SIZE = 10
+REVIEW_EVIDENCE = 3  # snippets per side of a suggestion
+
+
+@dataclass
+class Outcome:
+    """What the last curation request did, shown in the panel: a message (the event's
+    summary, or the error), the control it belongs to, and a merge's event for "Undo"."""
+
+    control: str
+    message: str
+    error: bool = False
+    status: int = 200
+    undo_event: int | None = None
+
+
+@dataclass
+class Change:
+    """A successful action's effect on the graph page: the entity to show next, the
+    entities gone from the graph, and the event (its summary becomes the message)."""
+
+    event: CurationEvent
+    shown: int
+    focus: int | None
+    removed: list[int] = field(default_factory=list)
+    undo_event: int | None = None
+
+
+def _workspace(request: HttpRequest) -> Workspace:
+    return request.membership.workspace  # type: ignore[attr-defined]
+
+
+def _entity_or_404(workspace: Workspace, entity_id: int) -> Entity:
+    try:
+        return get_entity_with_type(workspace, entity_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+
+
+def _posted_id(request: HttpRequest, name: str, message: str) -> int:
+    try:
+        return int(request.POST.get(name, ""))
+    except ValueError:
+        raise InvalidInput(message) from None
+
+
+def _status(request: HttpRequest, outcome: Outcome | None) -> int:
+    """200 for htmx (which would not swap a 4xx answer: see the module docstring)."""
+    if outcome is None or not outcome.error or request.htmx:  # type: ignore[attr-defined]
+        return 200
+    return outcome.status
+
+
+def _graph_changed(entity: int | None, removed: list[int]) -> str:
+    return json.dumps({GRAPH_CHANGED: {"entity": entity, "removed": removed}})
+
+
+def _highlighted(item: dict[str, Any]) -> dict[str, Any]:
+    """An evidence snippet cut around its mention, so the template can mark the span."""
+    snippet: str = item["snippet"]
+    start, end = item.get("char_start"), item.get("char_end")
+    before, hit, after = snippet, "", ""
+    if start is not None and end is not None:
+        lo = start - item["snippet_start"]
+        hi = min(end - item["snippet_start"], len(snippet))
+        if 0 <= lo < hi:
+            before, hit, after = snippet[:lo], snippet[lo:hi], snippet[hi:]
+    return {**item, "before": before, "hit": hit, "after": after}
+
+
+# --- The entity panel's controls ---------------------------------------------------------
+
+
+def controls_context(
+    request: HttpRequest,
+    entity_id: int,
+    *,
+    outcome: Outcome | None = None,
+    values: dict[str, Any] | None = None,
+    confirm_delete: bool = False,
+) -> dict[str, Any]:
+    """Everything the controls show for one entity: its detail, the types it may take, its
+    history (with what each event's undo button calls), and the last outcome."""
+    workspace = _workspace(request)
+    detail = get_entity_detail(workspace, entity_id, evidence_limit=SPLIT_CHOICES)
+    types = [name for name, _ in get_schema_snapshot(workspace).entity_types]
+    if detail["type"] not in types:
+        types = sorted([*types, detail["type"]])
+    events = []
+    for event in list_curation_events(workspace, entity_id=entity_id)[:HISTORY_LIMIT]:
+        undo = None
+        if not event.undone_by_id:
+            if event.action in {CurationAction.MERGE, CurationAction.AUTO_MERGE}:
+                undo = "unmerge"
+            elif event.action == CurationAction.DELETE and detail["state"] == EntityState.DELETED:
+                undo = "restore"
+        events.append({"event": event, "undo": undo})
+    merged_by = None
+    if detail["state"] == EntityState.MERGED:
+        # The merge that absorbed it, and the entity it went into (named as it is now).
+        try:
+            absorbing = find_merge_event(workspace, get_entity_with_type(workspace, entity_id))
+            survivor = get_entity_with_type(workspace, detail["merged_into"])
+        except NotFound:
+            pass
+        else:
+            merged_by = {"event_id": absorbing.pk, "survivor": survivor}
+    return {
+        "entity": detail,
+        "types": types,
+        "events": events,
+        "merged_by": merged_by,
+        "relations": sum(row["count"] for row in detail["relation_counts"]),
+        "split_choices": [_highlighted(item) for item in detail["evidence"]],
+        "outcome": outcome,
+        "values": values or {},
+        "confirm_delete": confirm_delete,
+        "ws": _workspace(request).slug,
+    }
+
+
+def _panel(
+    request: HttpRequest,
+    entity_id: int,
+    *,
+    outcome: Outcome | None = None,
+    values: dict[str, Any] | None = None,
+    change: Change | None = None,
+) -> HttpResponse:
+    """The refreshed entity panel with the controls (and `outcome`) in it."""
+    request.curation_panel = controls_context(  # type: ignore[attr-defined]
+        request, entity_id, outcome=outcome, values=values
+    )
+    response = render_entity_panel(request, entity_id, status=_status(request, outcome))
+    if change is not None:
+        response["HX-Trigger"] = _graph_changed(change.focus, change.removed)
+    return response
+
+
+def _perform(
+    request: HttpRequest,
+    entity_id: int,
+    control: str,
+    act: Callable[[Workspace, Any], Change],
+    *,
+    values: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """Run one action for the panel of `entity_id` (404 if the workspace has no such
+    entity) and answer with the panel: the shown entity and the event's summary, or the
+    error next to `control`."""
+    workspace = _workspace(request)
+    _entity_or_404(workspace, entity_id)
+    try:
+        change = act(workspace, request.user)
+    except DomainError as exc:
+        outcome = Outcome(control, exc.message, error=True, status=exc.status)
+        return _panel(request, entity_id, outcome=outcome, values=values)
+    outcome = Outcome(control, change.event.summary, undo_event=change.undo_event)
+    return _panel(request, change.shown, outcome=outcome, change=change)
 
 
 @workspace_page(role=Role.EDITOR)
+@require_GET
+def controls(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """The controls alone: loaded by the panel the graph screen opens, and "Cancel"."""
+    _entity_or_404(_workspace(request), entity_id)
+    return render(
+        request,
+        "explorer/curation/_controls.html",
+        {"curation": controls_context(request, entity_id)},
+    )
+
+
+@workspace_page(role=Role.EDITOR)
+@require_GET
+def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """The merge control's typeahead: active entities whose name or alias starts like `q`
+    (or, when none does, contains it), this one left out."""
+    workspace = _workspace(request)
+    entity = _entity_or_404(workspace, entity_id)
+    q = request.GET.get("q", "").strip()[:300]
+    targets: list[Entity] = []
+    if q:
+        matches: tuple[NameMatch, ...] = ("prefix", "contains")
+        for match in matches:
+            found = search_entities(workspace, q=q, match=match).exclude(pk=entity.pk)
+            targets = list(found.order_by("-mention_count", "name", "pk")[:TYPEAHEAD_LIMIT])
+            if targets:
+                break
+    return render(
+        request,
+        "explorer/curation/_merge_targets.html",
+        {"q": q, "targets": targets, "entity": entity},
+    )
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def rename(request: HttpRequest, entity_id: int) -> HttpResponse:
+    name = request.POST.get("name", "")
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event = do_rename_entity(workspace=workspace, entity_id=entity_id, name=name, actor=actor)
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "rename", act, values={"name": name})
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def retype(request: HttpRequest, entity_id: int) -> HttpResponse:
+    type_name = request.POST.get("type", "")
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event = do_retype_entity(
+            workspace=workspace, entity_id=entity_id, type_name=type_name, actor=actor
+        )
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "retype", act, values={"type": type_name})
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def alias_add(request: HttpRequest, entity_id: int) -> HttpResponse:
+    name = request.POST.get("alias", "")
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event = do_add_alias(workspace=workspace, entity_id=entity_id, name=name, actor=actor)
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "aliases", act, values={"alias": name})
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def alias_remove(request: HttpRequest, entity_id: int) -> HttpResponse:
+    name = request.POST.get("alias", "")
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event = do_remove_alias(workspace=workspace, entity_id=entity_id, name=name, actor=actor)
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "aliases", act)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def merge(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Merge this entity and the one chosen in the typeahead; `keep` says which stays
+    ("this" by default, or "target"). The panel then shows the one that stayed."""
+    keep = request.POST.get("keep", "this")
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        target = _posted_id(request, "target", "Choose the entity to merge with.")
+        survivor, other = (target, entity_id) if keep == "target" else (entity_id, target)
+        event = do_merge_entities(
+            workspace=workspace, survivor_id=survivor, merged_ids=[other], actor=actor
+        )
+        merged = [m["id"] for m in event.payload["merged"]]
+        return Change(event, shown=survivor, focus=survivor, removed=merged, undo_event=event.pk)
+
+    return _perform(request, entity_id, "merge", act, values={"keep": keep})
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def unmerge(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Undo a merge named by its event (from the history, or the "Undo merge" button)."""
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event_id = _posted_id(request, "event", "Say which merge to undo.")
+        event = do_unmerge(workspace=workspace, event_id=event_id, actor=actor)
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "history", act)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_http_methods(["GET", "POST"])
+def delete(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """GET asks (the controls with a confirmation in place of the delete button); POST
+    deletes, as Django's admin does."""
+    workspace = _workspace(request)
+    if request.method == "GET":
+        _entity_or_404(workspace, entity_id)
+        context = controls_context(request, entity_id, confirm_delete=True)
+        return render(request, "explorer/curation/_controls.html", {"curation": context})
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event = do_delete_entity(workspace=workspace, entity_id=entity_id, actor=actor)
+        return Change(event, shown=entity_id, focus=None, removed=[entity_id])
+
+    return _perform(request, entity_id, "delete", act)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def restore(request: HttpRequest, entity_id: int) -> HttpResponse:
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event = do_restore_entity(workspace=workspace, entity_id=entity_id, actor=actor)
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "restore", act)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def split(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Move the chosen mentions to a new entity; the panel stays on this one (the message
+    names the new one, and the graph page is told to redraw)."""
+    name = request.POST.get("name", "")
+    type_name = request.POST.get("type", "") or None
+    try:
+        mention_ids = [int(value) for value in request.POST.getlist("mention")]
+    except ValueError:
+        mention_ids = []
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event = do_split_entity(
+            workspace=workspace,
+            entity_id=entity_id,
+            mention_ids=mention_ids,
+            name=name,
+            type_name=type_name,
+            actor=actor,
+        )
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    values = {"name": name, "type": type_name, "mentions": mention_ids}
+    return _perform(request, entity_id, "split", act, values=values)
+
+
+# --- The review page -------------------------------------------------------------------
+
+
+def _side(workspace: Workspace, entity: Entity) -> dict[str, Any]:
+    detail = get_entity_detail(workspace, entity.pk, evidence_limit=REVIEW_EVIDENCE)
+    return {**detail, "evidence": [_highlighted(item) for item in detail["evidence"]]}
+
+
+@workspace_page(role=Role.EDITOR)
+@require_GET
 def review(request: HttpRequest) -> HttpResponse:
-    return render(request, "explorer/placeholder.html", {"nav": "review", "what": "Review"})
+    """Open merge suggestions, most likely first: both entities side by side with their
+    evidence, the reasons and the score, and accept / reject."""
+    workspace = _workspace(request)
+    page = Paginator(list_merge_suggestions(workspace, status="open"), REVIEW_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    items = []
+    for suggestion in page.object_list:
+        pair = [suggestion.entity_a, suggestion.entity_b]
+        items.append(
+            {
+                "suggestion": suggestion,
+                "sides": [_side(workspace, entity) for entity in pair],
+                "keep": default_survivor(pair).pk,
+            }
+        )
+    return render(
+        request, "explorer/curation/review.html", {"nav": "review", "page": page, "items": items}
+    )
+
+
+def _decided(
+    request: HttpRequest,
+    suggestion_id: int,
+    act: Callable[[Workspace, Any], CurationEvent],
+    *,
+    undoable: bool,
+) -> HttpResponse:
+    """Run one review action and answer with the suggestion's card showing what happened
+    (htmx), or back to the review page with a message (a plain form post)."""
+    workspace = _workspace(request)
+    try:
+        event = act(workspace, request.user)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    except DomainError as exc:
+        outcome = Outcome("review", exc.message, error=True, status=exc.status)
+        if not request.htmx:  # type: ignore[attr-defined]
+            messages.error(request, exc.message)
+            return redirect("explorer:review")
+        return _card(request, suggestion_id, outcome)
+    merge = event.action in {CurationAction.MERGE, CurationAction.AUTO_MERGE}
+    outcome = Outcome("review", event.summary, undo_event=event.pk if undoable and merge else None)
+    if not request.htmx:  # type: ignore[attr-defined]
+        messages.success(request, event.summary)
+        return redirect("explorer:review")
+    response = _card(request, suggestion_id, outcome)
+    if merge:
+        merged = [m["id"] for m in event.payload["merged"]]
+        response["HX-Trigger"] = _graph_changed(event.payload["survivor"]["id"], merged)
+    elif event.action == CurationAction.UNMERGE:
+        response["HX-Trigger"] = _graph_changed(event.entity_id, [])
+    return response
+
+
+def _card(request: HttpRequest, suggestion_id: int, outcome: Outcome) -> HttpResponse:
+    return render(
+        request,
+        "explorer/curation/review.html#decided",
+        {"item": {"id": suggestion_id, "outcome": outcome}, "ws": _workspace(request).slug},
+        status=_status(request, outcome),
+    )
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def review_accept(request: HttpRequest, suggestion_id: int) -> HttpResponse:
+    """Merge the pair; `into` (one of the two) is the entity that stays."""
+
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        into = request.POST.get("into") or None
+        try:
+            survivor = int(into) if into else None
+        except ValueError:
+            raise InvalidInput("Choose which entity stays.") from None
+        return do_accept_suggestion(
+            workspace=workspace, suggestion_id=suggestion_id, into=survivor, actor=actor
+        )
+
+    return _decided(request, suggestion_id, act, undoable=True)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def review_reject(request: HttpRequest, suggestion_id: int) -> HttpResponse:
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        return do_reject_suggestion(workspace=workspace, suggestion_id=suggestion_id, actor=actor)
+
+    return _decided(request, suggestion_id, act, undoable=False)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def review_undo(request: HttpRequest, suggestion_id: int) -> HttpResponse:
+    """Undo the merge an accepted suggestion made (the pair is then kept apart)."""
+
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        event_id = _posted_id(request, "event", "Say which merge to undo.")
+        return do_unmerge(workspace=workspace, event_id=event_id, actor=actor)
+
+    return _decided(request, suggestion_id, act, undoable=False)
+
+
+def _entity_path(action: str, view: Callable[..., HttpResponse], route: str = "") -> URLPattern:
+    return path(
+        f"curation/entities/<int:entity_id>/{route or action}/", view, name=f"curation_{action}"
+    )
 
 
 urlpatterns: list[URLPattern] = [
     path("review/", review, name="review"),
+    path("review/<int:suggestion_id>/accept/", review_accept, name="review_accept"),
+    path("review/<int:suggestion_id>/reject/", review_reject, name="review_reject"),
+    path("review/<int:suggestion_id>/undo/", review_undo, name="review_undo"),
+    path("curation/entities/<int:entity_id>/", controls, name="curation_controls"),
+    _entity_path("merge_targets", merge_targets, "merge-targets"),
+    _entity_path("rename", rename),
+    _entity_path("retype", retype),
+    _entity_path("alias_add", alias_add, "alias-add"),
+    _entity_path("alias_remove", alias_remove, "alias-remove"),
+    _entity_path("merge", merge),
+    _entity_path("unmerge", unmerge),
+    _entity_path("delete", delete),
+    _entity_path("restore", restore),
+    _entity_path("split", split),
 ]
