@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from explorer.forms import FirstRunForm
@@ -15,6 +16,7 @@ from workspaces.errors import DomainError
 from workspaces.selectors import first_run_needed
 
 
+@sensitive_post_parameters("password", "password_again")
 @require_http_methods(["GET", "POST"])
 def setup(request: HttpRequest) -> HttpResponse:
     """First run: create the admin account and the first workspace. Gone once done."""

@@ -91,7 +91,9 @@ def workspace_page(
                     f"This needs the {role.label.lower()} role in this workspace; "
                     f"you are {membership.role}."
                 )
-            if request.GET.get("ws"):
+            # A page opened with ?ws= becomes the current workspace; an htmx request (a
+            # panel, a polling list in another tab) does not change it.
+            if request.GET.get("ws") and not getattr(request, "htmx", False):
                 remember_workspace(request, membership)
             request.membership = membership  # type: ignore[attr-defined]
             return view(request, *args, **kwargs)

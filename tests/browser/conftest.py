@@ -138,5 +138,7 @@ def screenshot(page: Page, name: str) -> Path:
     """Save a full-page screenshot for review under test-results/screenshots/."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{re.sub(r'[^a-z0-9_-]+', '-', name.lower())}.png"
-    page.screenshot(path=str(path), full_page=True)
+    # caret="initial": the default hides the caret with an inline style attribute on the
+    # focused input, which htmx would copy into its next swap (a CSP violation).
+    page.screenshot(path=str(path), full_page=True, caret="initial")
     return path
