@@ -1,19 +1,369 @@
-"""The graph explorer page and its htmx panels. (Being built: issue 8.)"""
+"""The graph explorer page, its bulk graph endpoint, and the htmx panels of an entity and a
+relation.
+
+The page itself is a shell: the graph is drawn on a canvas by the ES modules in
+static/js/graph/, which read the JSON API (hubs, neighbourhood, subgraph, path, search)
+for everything a person asks for one piece at a time. One thing the API cannot do in one
+call is hand over thousands of nodes at once (its graph calls stop at 2,000 ids), so
+`graph_json` serves the explorer's bulk loads — the top N hubs, or a given set of ids,
+matching the explorer's filters — in the API's own graph payload shape, so the client
+draws both with the same code. The panels are server-rendered (autoescaped) HTML that the
+page swaps into its `#panel` element; opened directly, they are ordinary pages.
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+import json
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_http_methods
 
 from explorer.workspace_pages import workspace_page
+from ingest.selectors import get_sources
+from knowledge.graph import get_graph_backend
+from knowledge.graph.base import GraphBackendError
+from knowledge.graph_selectors import (
+    get_entity_detail,
+    get_relation_detail,
+    graph_out,
+    list_relations,
+    parse_ids,
+    parse_names,
+    search_entities,
+)
+from knowledge.selectors import list_entity_types, list_relation_types
+from workspaces.errors import DomainError, InvalidInput, NotFound
+from workspaces.models import Workspace
+
+# Nodes one bulk load may return. The explorer has no cap of its own: it loads more by
+# expanding, and can ask again for more hubs; this bounds the work of one request.
+MAX_BULK_NODES = 20_000
+DEFAULT_HUBS = 150
+# Relations listed in an entity's panel (strongest first), and evidence rows shown.
+PANEL_RELATIONS = 120
+PANEL_EVIDENCE = 20
+# Sources offered by the source filter (newest first).
+MAX_SOURCE_CHOICES = 300
 
 
+# --- the page ---------------------------------------------------------------------------------
+
+
+@require_GET
 @workspace_page()
 def explore(request: HttpRequest) -> HttpResponse:
-    return render(request, "explorer/placeholder.html", {"nav": "explore", "what": "Explore"})
+    """The explorer shell; what it shows is in its URL (see static/js/graph/state.js)."""
+    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    # Most used first: the explorer gives colours in this order, so a type keeps its colour.
+    entity_types = sorted(
+        (t for t in list_entity_types(workspace) if t.entity_count),  # type: ignore[attr-defined]
+        key=lambda t: (-t.entity_count, t.name),  # type: ignore[attr-defined]
+    )
+    relation_types = sorted(
+        (t for t in list_relation_types(workspace) if t.relation_count),  # type: ignore[attr-defined]
+        key=lambda t: (-t.relation_count, t.name),  # type: ignore[attr-defined]
+    )
+    return render(
+        request,
+        "explorer/graph/explore.html",
+        {
+            "nav": "explore",
+            "workspace": workspace,
+            "entity_types": entity_types,
+            "relation_types": relation_types,
+            "sources": list(get_sources(workspace).only("id", "name")[:MAX_SOURCE_CHOICES]),
+            "api_base": f"{reverse('api:api-root')}workspaces/{quote(workspace.slug, safe='')}",
+            "default_hubs": DEFAULT_HUBS,
+            "max_bulk_nodes": MAX_BULK_NODES,
+        },
+    )
+
+
+# --- bulk graph loads ---------------------------------------------------------------------------
+
+
+def _day(value: str | None, *, label: str, end: bool) -> datetime | None:
+    """`YYYY-MM-DD` (or a full ISO 8601 time) to an aware time; a bare day `before` means
+    up to the end of that day, so a one-day range finds that day's entities."""
+    if not value:
+        return None
+    try:
+        if len(value) == 10:
+            day = date.fromisoformat(value)
+            moment = datetime.combine(day, time.min, tzinfo=UTC)
+            return moment + timedelta(days=1, microseconds=-1) if end else moment
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"{label}: a date like 2026-01-31.") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _number(value: Any, *, label: str, low: int, high: int) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{label}: a whole number.") from None
+    if not low <= number <= high:
+        raise InvalidInput(f"{label}: {low} to {high}.")
+    return number
+
+
+def _id_list(value: Any, *, label: str) -> list[int]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return parse_ids(value, label=label, limit=MAX_BULK_NODES)
+    if not isinstance(value, list) or len(value) > MAX_BULK_NODES:
+        raise InvalidInput(f"{label}: a list of at most {MAX_BULK_NODES} entity ids.")
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**63 for i in value):
+        raise InvalidInput(f"{label}: entity ids (positive whole numbers).")
+    return list(dict.fromkeys(value))
+
+
+def _names(value: Any) -> list[str] | None:
+    if isinstance(value, list):
+        value = ",".join(str(v) for v in value)
+    return parse_names(value) if isinstance(value, str) else None
+
+
+def bulk_graph(workspace: Workspace, params: dict[str, Any]) -> dict[str, Any]:
+    """The graph payload (nodes, edges among them, truncated) plus `count`.
+
+    `hubs`: the N best-connected active entities matching the filters (count: how many
+    match in all). `ids`: those of the given entities that are active and match the
+    filters (count: how many); with `touching`, only the edges with an end among those;
+    with `edges` false, only which of them match (`{"id"}` nodes, no edges, no traversal).
+    Filters: `types` (entity type names), `source` (a source id), `seen_after` /
+    `seen_before` (seen at some time in the range), `min_degree`."""
+    types = _names(params.get("types"))
+    source = _number(params.get("source"), label="source", low=1, high=2**63 - 1)
+    after = _day(params.get("seen_after"), label="seen_after", end=False)
+    before = _day(params.get("seen_before"), label="seen_before", end=True)
+    min_degree = _number(params.get("min_degree"), label="min_degree", low=0, high=10**9)
+    filtered = bool(types or source or after or before or min_degree)
+    entities = search_entities(
+        workspace,
+        source_id=source,
+        seen_after=after,
+        seen_before=before,
+        min_degree=min_degree,
+        order="-degree",
+    )
+    if types:
+        entities = entities.filter(type__name__in=types)
+    backend = get_graph_backend()
+    if params.get("ids") is not None:
+        asked = _id_list(params.get("ids"), label="ids")
+        ids = (
+            list(entities.filter(pk__in=asked).values_list("pk", flat=True))
+            if (filtered or params.get("edges") is False) and asked
+            else asked
+        )
+        count = None
+    else:
+        limit = _number(params.get("hubs"), label="hubs", low=0, high=MAX_BULK_NODES)
+        limit = DEFAULT_HUBS if limit is None else limit
+        if filtered:
+            ids = list(entities.values_list("pk", flat=True)[:limit])
+        else:
+            ids = [n.id for n in backend.hubs(workspace_id=workspace.pk, limit=limit)]
+        count = entities.count() if len(ids) >= limit else len(ids)
+    if params.get("edges") is False:
+        return {
+            "nodes": [{"id": i} for i in ids],
+            "edges": [],
+            "truncated": False,
+            "count": len(ids),
+        }
+    result = backend.subgraph(workspace_id=workspace.pk, ids=ids) if ids else None
+    payload = graph_out(result) if result is not None else {"nodes": [], "edges": []}
+    touching = set(_id_list(params.get("touching"), label="touching"))
+    if touching:
+        payload["edges"] = [
+            e for e in payload["edges"] if e["source"] in touching or e["target"] in touching
+        ]
+    for node in payload["nodes"]:
+        node.pop("depth", None)  # always null here; the client reads a missing key alike
+    payload["count"] = len(payload["nodes"]) if count is None else count
+    payload["truncated"] = payload["count"] > len(payload["nodes"])
+    return payload
+
+
+def _json_error(error: DomainError) -> JsonResponse:
+    return JsonResponse(
+        {"error": {"code": error.code, "message": error.message}}, status=error.status
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_page()
+def graph_json(request: HttpRequest) -> HttpResponse:
+    """The explorer's bulk loads (see `bulk_graph`): GET `?hubs=N&filters`, or POST a JSON
+    object `{"ids": [...], "touching": [...], filters}` — a read, posted because thousands
+    of ids do not fit in a URL (the CSRF header is required like any POST)."""
+    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    if request.method == "POST":
+        try:
+            params = json.loads(request.body or b"{}")
+        except ValueError:
+            return _json_error(InvalidInput("The body must be a JSON object."))
+        if not isinstance(params, dict):
+            return _json_error(InvalidInput("The body must be a JSON object."))
+        if params.get("ids") is None:
+            params["ids"] = []
+    else:
+        params = request.GET.dict()
+    try:
+        payload = bulk_graph(workspace, params)
+    except DomainError as error:
+        return _json_error(error)
+    except GraphBackendError as error:
+        return JsonResponse(
+            {"error": {"code": "graph_unavailable", "message": str(error)}}, status=503
+        )
+    # Compact separators: at thousands of nodes the spaces are a tenth of the bytes.
+    return JsonResponse(payload, json_dumps_params={"separators": (",", ":")})
+
+
+# --- panels -------------------------------------------------------------------------------------
+
+
+def document_link(
+    workspace: Workspace, document_id: int, start: int | None, end: int | None
+) -> str:
+    """The document page (sources screens) at the span the evidence points at."""
+    query: dict[str, Any] = {"ws": workspace.slug}
+    if start is not None and end is not None:
+        query = {"start": start, "end": end, **query}
+    return f"/documents/{int(document_id)}/?{urlencode(query)}"
+
+
+def highlighted(row: dict[str, Any]) -> dict[str, str]:
+    """The snippet cut in three around the evidence span (document offsets, so relative to
+    `snippet_start`); the template escapes each piece and marks the middle one."""
+    snippet: str = row["snippet"]
+    start, end = row.get("char_start"), row.get("char_end")
+    if start is None or end is None:
+        return {"before": snippet, "match": "", "after": ""}
+    lo = max(0, min(len(snippet), start - row["snippet_start"]))
+    hi = max(lo, min(len(snippet), end - row["snippet_start"]))
+    return {"before": snippet[:lo], "match": snippet[lo:hi], "after": snippet[hi:]}
+
+
+def _evidence(workspace: Workspace, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            **row,
+            **highlighted(row),
+            "link": document_link(
+                workspace, row["document"]["id"], row.get("char_start"), row.get("char_end")
+            ),
+        }
+        for row in rows
+    ]
+
+
+def _panel_url(name: str, pk: int, workspace: Workspace) -> str:
+    return f"{reverse(name, args=[pk])}?{urlencode({'ws': workspace.slug})}"
+
+
+def _grouped_relations(workspace: Workspace, entity_id: int) -> tuple[list[dict[str, Any]], int]:
+    """The entity's strongest active relations grouped by type (groups in order of their
+    strongest relation), each row naming the other end and the direction."""
+    relations = list(list_relations(workspace, entity_id=entity_id)[:PANEL_RELATIONS])
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for relation in relations:
+        outgoing = relation.source_id == entity_id
+        other = relation.target if outgoing else relation.source
+        groups.setdefault(relation.type.name, []).append(
+            {
+                "id": relation.pk,
+                "url": _panel_url("explorer:relation_panel", relation.pk, workspace),
+                "direction": "out" if outgoing else "in",
+                "weight": relation.weight,
+                "other": {
+                    "id": other.pk,
+                    "name": other.name,
+                    "type": other.type.name,
+                    "url": _panel_url("explorer:entity_panel", other.pk, workspace),
+                },
+            }
+        )
+    return [{"type": name, "relations": rows} for name, rows in groups.items()], len(relations)
+
+
+def render_entity_panel(request: HttpRequest, entity_id: int, *, status: int = 200) -> HttpResponse:
+    """The entity panel of `entity_id` in the current workspace (404 for another
+    workspace's or a missing entity): the panel alone for htmx, a page around it
+    otherwise. Curation views call it to answer an action with the updated panel."""
+    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    try:
+        entity = get_entity_detail(workspace, entity_id, evidence_limit=PANEL_EVIDENCE)
+    except NotFound as error:
+        raise Http404(error.message) from None
+    groups, shown = _grouped_relations(workspace, entity["id"])
+    total = sum(row["count"] for row in entity["relation_counts"])
+    context = {
+        "nav": "explore",
+        "workspace": workspace,
+        "entity": entity,
+        "evidence": _evidence(workspace, entity["evidence"]),
+        "relation_groups": groups,
+        "relations_shown": shown,
+        "relations_total": total,
+        "merged_into_url": (
+            _panel_url("explorer:entity_panel", entity["merged_into"], workspace)
+            if entity["merged_into"]
+            else ""
+        ),
+    }
+    template = "explorer/graph/entity_panel.html"
+    if getattr(request, "htmx", False):
+        template += "#panel"
+    return render(request, template, context, status=status)
+
+
+@require_GET
+@workspace_page()
+def entity_panel(request: HttpRequest, entity_id: int) -> HttpResponse:
+    return render_entity_panel(request, entity_id)
+
+
+@require_GET
+@workspace_page()
+def relation_panel(request: HttpRequest, relation_id: int) -> HttpResponse:
+    """A relation, its two ends (links to their panels) and its evidence."""
+    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    try:
+        relation = get_relation_detail(workspace, relation_id, evidence_limit=PANEL_EVIDENCE)
+    except NotFound as error:
+        raise Http404(error.message) from None
+    for end in ("source", "target"):
+        relation[end]["url"] = _panel_url("explorer:entity_panel", relation[end]["id"], workspace)
+    context = {
+        "nav": "explore",
+        "workspace": workspace,
+        "relation": relation,
+        "evidence": _evidence(workspace, relation["evidence"]),
+    }
+    template = "explorer/graph/relation_panel.html"
+    if getattr(request, "htmx", False):
+        template += "#panel"
+    return render(request, template, context)
 
 
 urlpatterns: list[URLPattern] = [
     path("explore/", explore, name="explore"),
+    path("explore/graph.json", graph_json, name="graph_json"),
+    path("panels/entity/<int:entity_id>/", entity_panel, name="entity_panel"),
+    path("panels/relation/<int:relation_id>/", relation_panel, name="relation_panel"),
 ]

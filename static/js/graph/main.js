@@ -1,0 +1,391 @@
+// The explorer page: wires the modules together and holds the few flows that span them —
+// loading hubs, expanding a neighbourhood (and connecting it to what is loaded), focusing
+// an entity, showing a path, refreshing after a curation action, and replaying the state
+// read from the URL. Each module does one thing; this one decides the order.
+
+import { API_MAX_IDS, initApi } from "./api.js";
+import { initColours, initLegend } from "./colours.js";
+import { initExport } from "./export.js";
+import { initFilters } from "./filters.js";
+import { initInteractions } from "./interactions.js";
+import { initNodeList } from "./nodelist.js";
+import { initPanels } from "./panels.js";
+import { initPathfinder } from "./pathfinder.js";
+import { initPerf } from "./perf.js";
+import { initRenderer } from "./render.js";
+import { initSearch } from "./search.js";
+import { initSimulation } from "./simulation.js";
+import { initUrlState, readState } from "./state.js";
+import { initStats } from "./stats.js";
+import { createStore } from "./store.js";
+import { zoomIdentity } from "../../vendor/d3.js";
+
+// Nodes an expansion adds at most (the API returns the nearest, best-connected first).
+const NEIGHBOURS = 150;
+// While the first layout runs and nobody has moved the view, keep it fitted this often.
+const FOLLOW_MS = 400;
+
+export function initExplorer(root) {
+  const byId = (id) => document.getElementById(id);
+  const d = root.dataset;
+  const config = {
+    workspace: d.workspace,
+    api: d.api,
+    graphUrl: d.graphUrl,
+    entityPanelUrl: d.entityPanelUrl,
+    relationPanelUrl: d.relationPanelUrl,
+  };
+  const initial = readState();
+  const defaultHubs = Number(d.defaultHubs) || 150;
+  const api = initApi(config);
+  const store = createStore();
+  const colours = initColours(store);
+  const canvas = byId("graph-canvas");
+  const statusLine = byId("graph-status");
+  let message = "";
+
+  function say(text) {
+    message = text;
+    report();
+  }
+
+  function report() {
+    const { nodes, edges, visibleCount } = store.graph;
+    const hidden = nodes.length - visibleCount;
+    const counts = nodes.length
+      ? `${nodes.length.toLocaleString()} nodes, ${edges.length.toLocaleString()} edges loaded${hidden ? ` (${hidden.toLocaleString()} filtered out)` : ""}`
+      : "Nothing loaded.";
+    statusLine.textContent = message ? `${counts} · ${message}` : counts;
+  }
+
+  // Colours follow the server's type order, so the filters go first.
+  const filters = initFilters({
+    form: byId("filters"),
+    store,
+    colours,
+    onServerFilters: () => refreshServerMatch(),
+  });
+  const renderer = initRenderer({ canvas, store, colours });
+  const simulation = initSimulation({
+    workerUrl: d.workerUrl,
+    store,
+    canvas,
+    onError: (text) => say(`The layout stopped: ${text}`),
+  });
+  let panels = null;
+  const interactions = initInteractions({
+    canvas,
+    tooltip: byId("graph-tooltip"),
+    store,
+    renderer,
+    simulation,
+    onNode: (id) => panels.openEntity(id),
+    onEdge: (id) => panels.openRelation(id),
+    onBackground: () => store.setHovered(-1),
+    onExpand: (id) => expand(id),
+  });
+  panels = initPanels({
+    panel: byId("panel"),
+    api,
+    store,
+    canvas,
+    onEntityShown: (id, state, { quiet }) => {
+      if (store.has(id)) {
+        if (!quiet) reveal(id);
+      } else if (state === "active") {
+        expand(id).then((ok) => ok && !quiet && reveal(id));
+      }
+    },
+    onExpand: (id) => expand(id),
+  });
+  initLegend({ list: byId("legend"), radios: document.querySelectorAll("input[name=colour]"), store, colours });
+  initSearch({
+    input: byId("graph-search"),
+    listbox: byId("graph-search-options"),
+    api,
+    onPick: (item) => focusEntity(item.id),
+  });
+  const pathfinder = initPathfinder({
+    form: byId("path-form"),
+    fromInput: byId("path-from"),
+    fromList: byId("path-from-options"),
+    toInput: byId("path-to"),
+    toList: byId("path-to-options"),
+    clearButton: byId("path-clear"),
+    result: byId("path-result"),
+    api,
+    onPath: showPath,
+    onClear: () => store.setPath(null),
+    onStep: (id) => focusEntity(id),
+  });
+  initExport({ container: byId("export-block"), store, renderer, workspace: config.workspace });
+  initNodeList({
+    details: byId("node-list"),
+    list: byId("node-list-items"),
+    count: byId("node-count"),
+    store,
+    renderer,
+    simulation,
+    interactions,
+    onOpen: (id) => {
+      const index = store.indexOf(id);
+      if (index !== undefined) reveal(id);
+      panels.openEntity(id);
+    },
+  });
+  const urlState = initUrlState({ workspace: config.workspace, store, renderer, interactions, bench: initial.bench });
+  initPerf({ enabled: initial.bench, store, renderer, simulation, interactions });
+
+  let reportFrame = 0;
+  const scheduleReport = () => {
+    if (!reportFrame) reportFrame = requestAnimationFrame(() => {
+      reportFrame = 0;
+      report();
+    });
+  };
+  store.on("structure", scheduleReport);
+  store.on("visibility", scheduleReport);
+
+  // --- following the layout until someone takes the view ------------------------------------
+
+  let following = !initial.z;
+  let lastFollow = 0;
+  let userMoved = false;
+  canvas.addEventListener("wheel", () => (userMoved = true), { passive: true });
+  canvas.addEventListener("pointerdown", () => (userMoved = true));
+  canvas.addEventListener("keydown", () => (userMoved = true));
+  store.on("positions", () => {
+    if (!following || userMoved) return;
+    const now = performance.now();
+    if (now - lastFollow < FOLLOW_MS) return;
+    lastFollow = now;
+    interactions.fit(undefined, { duration: 0 });
+  });
+  const afterSettle = [];
+  simulation.onSettled(() => {
+    if (following && !userMoved) interactions.fit(undefined, { duration: 0 });
+    following = false;
+    for (const callback of afterSettle.splice(0)) callback();
+  });
+
+  // --- flows ------------------------------------------------------------------------------------
+
+  function serverOnly(filters) {
+    return { source: filters.source, after: filters.after, before: filters.before };
+  }
+
+  const hasServerFilter = () => {
+    const f = store.view.filters;
+    return Boolean(f.source || f.after || f.before);
+  };
+
+  // Which loaded nodes match the source and date filters (only the server knows).
+  async function refreshServerMatch() {
+    if (!hasServerFilter()) {
+      store.setServerMatch(null);
+      return;
+    }
+    try {
+      const payload = await api.bulk(store.ids(), { filters: serverOnly(store.view.filters), edges: false });
+      store.setServerMatch(payload.nodes.map((n) => n.id));
+    } catch (error) {
+      say(error.message);
+    }
+  }
+
+  async function matchNew(added) {
+    if (!hasServerFilter() || !added.length || !store.view.serverMatch) return;
+    const payload = await api.bulk(added, { filters: serverOnly(store.view.filters), edges: false });
+    store.setServerMatch([...store.view.serverMatch, ...payload.nodes.map((n) => n.id)]);
+  }
+
+  // The edges between newly added nodes and those loaded before.
+  async function connect(added) {
+    if (!added.length) return;
+    const all = store.ids();
+    if (all.length === added.length) return;
+    const payload = all.length <= API_MAX_IDS ? await api.subgraph(all) : await api.bulk(all, { touching: added });
+    store.merge(payload);
+  }
+
+  async function loadHubs(count) {
+    say("Loading hubs…");
+    try {
+      const payload = await api.hubs(count, store.view.filters);
+      const before = store.graph.nodes.length;
+      const { addedNodes } = store.merge(payload);
+      store.view.hubs = Math.max(store.view.hubs, count);
+      store.emit("state");
+      if (before) await connect(addedNodes);
+      await matchNew(addedNodes);
+      say(payload.truncated ? `the ${payload.nodes.length.toLocaleString()} best-connected of ${payload.count.toLocaleString()} entities` : "");
+    } catch (error) {
+      say(error.message);
+    }
+  }
+
+  async function expand(id) {
+    say("Loading the neighbourhood…");
+    try {
+      const payload = await api.neighborhood(id, { limit: NEIGHBOURS });
+      if (!payload.nodes.length) {
+        say("That entity is no longer in the graph (merged or deleted).");
+        return false;
+      }
+      const { addedNodes } = store.merge(payload, { near: store.has(id) ? id : undefined });
+      store.addSeed(id);
+      await connect(addedNodes);
+      await matchNew(addedNodes);
+      const count = addedNodes.length;
+      say(`${count} new node${count === 1 ? "" : "s"}${payload.truncated ? ` (the ${NEIGHBOURS} nearest)` : ""}`);
+      return true;
+    } catch (error) {
+      say(error.message);
+      return false;
+    }
+  }
+
+  // Centre a node unless it is already comfortably on screen.
+  function reveal(id) {
+    const index = store.indexOf(id);
+    if (index === undefined) return;
+    const [x, y] = renderer.screenOf(index);
+    const { width, height } = renderer.size();
+    const margin = 40;
+    if (x < margin || y < margin || x > width - margin || y > height - margin) interactions.centreOn(index);
+  }
+
+  async function focusEntity(id, { open = true, focusPanel = true, centre = true } = {}) {
+    const loaded = store.has(id) || (await expand(id));
+    if (!loaded) return;
+    if (centre) {
+      interactions.centreOn(store.indexOf(id));
+      // A fresh expansion is still moving: centre again once it settles.
+      if (canvas.dataset.layout === "running") afterSettle.push(() => store.has(id) && interactions.centreOn(store.indexOf(id)));
+    }
+    if (open) await panels.openEntity(id, { focus: focusPanel, quiet: !centre });
+    else store.select(id);
+  }
+
+  async function showPath(payload, ends) {
+    if (!payload) {
+      store.setPath(null);
+      return;
+    }
+    const { addedNodes } = store.merge(payload);
+    await connect(addedNodes);
+    await matchNew(addedNodes);
+    store.setPath({
+      nodes: new Set(payload.nodes.map((n) => n.id)),
+      edges: new Set(payload.edges.map((e) => e.id)),
+      ends,
+    });
+    const fitPath = () => {
+      const indices = payload.nodes.map((n) => store.indexOf(n.id)).filter((i) => i !== undefined);
+      interactions.fit(indices, { duration: 300 });
+    };
+    fitPath();
+    if (canvas.dataset.layout === "running") afterSettle.push(fitPath);
+    say(`a path of ${payload.length} step${payload.length === 1 ? "" : "s"} shown`);
+  }
+
+  // After a curation action (explorer/curation_views.py answers with this htmx trigger):
+  // drop what is gone, re-read what is loaded, and load around the entity it concerned.
+  async function graphChanged(detail) {
+    const removed = (detail.removed || []).map(Number).filter(Boolean);
+    if (removed.length) store.remove(removed);
+    try {
+      const ids = store.ids();
+      if (ids.length) {
+        const payload = ids.length <= API_MAX_IDS ? await api.subgraph(ids) : await api.bulk(ids);
+        store.sync(payload, ids);
+      }
+      const entity = Number(detail.entity);
+      if (entity) {
+        const payload = await api.neighborhood(entity, { limit: NEIGHBOURS });
+        if (payload.nodes.length) {
+          const { addedNodes } = store.merge(payload, { near: store.has(entity) ? entity : undefined });
+          await connect(addedNodes);
+          await matchNew(addedNodes);
+        }
+      }
+      say("Updated after the change.");
+    } catch (error) {
+      say(error.message);
+    }
+  }
+  document.body.addEventListener("graphloom:graph-changed", (event) => graphChanged(event.detail || {}));
+
+  // --- controls --------------------------------------------------------------------------------
+
+  byId("load-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const count = Math.floor(Number(byId("hub-count").value));
+    if (count > 0) loadHubs(count);
+  });
+  byId("clear-graph").addEventListener("click", () => {
+    store.clear();
+    say("");
+  });
+  root.querySelector(".stage-toolbar").addEventListener("click", (event) => {
+    const button = event.target.closest("[data-zoom]");
+    if (!button) return;
+    userMoved = true;
+    if (button.dataset.zoom === "in") interactions.zoomBy(1.5);
+    else if (button.dataset.zoom === "out") interactions.zoomBy(1 / 1.5);
+    else interactions.fit();
+  });
+
+  initStats({
+    counts: byId("stats-counts"),
+    types: byId("stats-types"),
+    hubs: byId("stats-hubs"),
+    sources: byId("stats-sources"),
+    api,
+    colours,
+    onHub: (id) => focusEntity(id),
+    onSource: (id) => {
+      byId("filter-block").open = true;
+      filters.setSource(id);
+    },
+  }).catch((error) => {
+    const p = document.createElement("p");
+    p.className = "errors";
+    p.textContent = `Statistics unavailable: ${error.message}`;
+    byId("stats").replaceChildren(p);
+  });
+
+  // --- replaying the URL ------------------------------------------------------------------------
+
+  async function restore() {
+    if (initial.colour !== "type") store.setColour(initial.colour);
+    store.setFilters(initial.filters);
+    filters.write(initial.filters);
+    const f = initial.filters;
+    // Filters in force are shown, so nobody wonders where the rest of the graph went.
+    if (f.types.length || f.rtypes.length || f.source || f.after || f.before || f.minw || f.mindeg) {
+      byId("filter-block").open = true;
+    }
+    const hubs = initial.hubs === null ? defaultHubs : initial.hubs;
+    byId("hub-count").value = String(hubs || defaultHubs);
+    if (hubs > 0) await loadHubs(hubs);
+    for (const id of initial.seeds) await expand(id);
+    if (hasServerFilter()) await refreshServerMatch();
+    if (initial.path) await pathfinder.find(initial.path[0], initial.path[1]);
+    if (initial.z) {
+      interactions.zoomTo(zoomIdentity.translate(initial.z.x, initial.z.y).scale(initial.z.k), { duration: 0 });
+    } else if (!initial.path) {
+      interactions.fit(undefined, { duration: 0 });
+    }
+    if (initial.focus) await focusEntity(initial.focus, { focusPanel: false, centre: !initial.z && !initial.path });
+    else if (initial.edge) await panels.openRelation(initial.edge, { focus: false, quiet: true });
+    urlState.enable();
+    root.dataset.ready = "true";
+  }
+
+  restore();
+  return { store, api, renderer, interactions, panels };
+}
+
+const root = document.getElementById("explorer");
+if (root) initExplorer(root);

@@ -1,0 +1,97 @@
+// The page's side of the force layout: hands the loaded graph to the layout worker
+// (layout-worker.js) whenever it changes, copies the positions it sends back into the
+// store, and relays drags. The canvas carries `data-layout="running|settled"` so people
+// (and tests) can tell when the picture has stopped moving.
+
+export function initSimulation({ workerUrl, store, canvas, onError }) {
+  const graph = store.graph;
+  const worker = new Worker(workerUrl, { type: "module" });
+  let version = 0;
+  let dragged = -1;
+  let draggedAt = null;
+  let first = true;
+  const settledListeners = [];
+
+  function send({ alpha } = {}) {
+    version += 1;
+    const n = graph.nodes.length;
+    const links = new Uint32Array(graph.edges.length * 2);
+    const weights = new Float32Array(graph.edges.length);
+    graph.edges.forEach((edge, j) => {
+      links[2 * j] = edge.s;
+      links[2 * j + 1] = edge.t;
+      weights[j] = edge.weight;
+    });
+    const pos = graph.pos.slice(0, n * 2);
+    canvas.dataset.layout = n ? "running" : "idle";
+    worker.postMessage({ type: "graph", version, pos, links, weights, alpha: alpha ?? (first ? 1 : 0.35) }, [
+      pos.buffer,
+      links.buffer,
+      weights.buffer,
+    ]);
+    first = false;
+    dragged = -1;
+  }
+
+  worker.onmessage = ({ data }) => {
+    if (data.type !== "tick" || data.version !== version) return; // an answer about an older graph
+    if (data.pos.length !== graph.nodes.length * 2) return;
+    graph.pos.set(data.pos);
+    if (dragged >= 0 && draggedAt) {
+      graph.pos[2 * dragged] = draggedAt[0];
+      graph.pos[2 * dragged + 1] = draggedAt[1];
+    }
+    store.emit("positions");
+    const state = data.settled ? "settled" : "running";
+    if (canvas.dataset.layout !== state) {
+      canvas.dataset.layout = state;
+      if (data.settled) for (const listener of settledListeners) listener();
+    }
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    canvas.dataset.layout = "failed";
+    if (onError) onError(event.message || "The layout could not run.");
+  };
+
+  store.on("structure", (detail) => {
+    if (detail && detail.cleared) first = true;
+    send();
+  });
+
+  // Pages the browser may keep in its back/forward cache stop their layout too.
+  window.addEventListener("pagehide", stop);
+
+  function stop() {
+    worker.postMessage({ type: "stop" });
+    worker.terminate();
+  }
+
+  return {
+    dragStart(index, x, y) {
+      dragged = index;
+      draggedAt = [x, y];
+      graph.pos[2 * index] = x;
+      graph.pos[2 * index + 1] = y;
+      canvas.dataset.layout = "running";
+      worker.postMessage({ type: "drag", index, x, y });
+      store.emit("positions");
+    },
+    drag(index, x, y) {
+      draggedAt = [x, y];
+      graph.pos[2 * index] = x;
+      graph.pos[2 * index + 1] = y;
+      worker.postMessage({ type: "drag", index, x, y });
+      store.emit("positions");
+    },
+    dragEnd(index) {
+      dragged = -1;
+      draggedAt = null;
+      worker.postMessage({ type: "release", index });
+    },
+    onSettled(listener) {
+      settledListeners.push(listener);
+    },
+    stop,
+  };
+}

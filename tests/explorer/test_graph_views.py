@@ -1,0 +1,257 @@
+"""The explorer page, its bulk graph endpoint and the entity and relation panels: who may
+see what, what the panels show, that untrusted text stays text, and the payloads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.sessions.backends.db import SessionStore
+from django.test import Client, RequestFactory
+
+from explorer.graph_views import render_entity_panel
+from knowledge.models import Entity, EntityState
+from tests.knowledge.graph_data import make_graph
+from workspaces.models import Membership, Role
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+SCRIPT = "<script>alert('pwn')</script>"
+
+
+def signed_in(member) -> Client:
+    client = Client()
+    client.force_login(member.user)
+    return client
+
+
+@pytest.fixture
+def lab(make_member):
+    """A viewer of workspace "lab" with a small graph: Ada works for Acme, Acme is in Paris."""
+    member = make_member("ada", workspace="lab", role=Role.VIEWER)
+    built = make_graph(
+        member.workspace,
+        entities={"Ada": "person", "Acme": "organization", "Paris": "location", "Loner": "concept"},
+        relations=[("Ada", "Acme", "works_for"), ("Acme", "Paris", "located_in")],
+    )
+    return member, built
+
+
+def test_the_explore_page_renders_for_a_viewer_with_its_module_config(lab):
+    member, _ = lab
+    response = signed_in(member).get("/explore/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="graph-canvas"' in html
+    assert 'data-workspace="lab"' in html
+    assert 'data-worker-url="/static/js/graph/layout-worker.js"' in html
+    assert 'data-api="/api/v1/workspaces/lab"' in html
+    assert "js/graph/main.js" in html
+    assert 'id="panel"' in html
+    # The filters list the workspace's types that are in use, most used first.
+    assert 'name="type" value="person"' in html
+    assert 'name="rtype" value="works_for"' in html
+    assert 'aria-current="page">Explore' in html
+
+
+def test_the_explore_page_needs_sign_in():
+    response = Client().get("/explore/")
+    assert response.status_code == 302
+
+
+def test_the_entity_panel_shows_details_relations_and_highlighted_evidence(lab):
+    member, built = lab
+    acme = built.entities["Acme"]
+    response = signed_in(member).get(f"/panels/entity/{acme.pk}/", headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" not in html  # the partial alone for htmx
+    assert f'data-panel-entity="{acme.pk}"' in html
+    assert 'id="panel-title"' in html and ">Acme</h2>" in html
+    assert "organization" in html
+    # Relations grouped by type, each linking to the other end's panel.
+    assert "works_for" in html and "located_in" in html
+    ada, paris = built.entities["Ada"], built.entities["Paris"]
+    assert f'hx-get="/panels/entity/{ada.pk}/?ws=lab"' in html
+    assert f'hx-get="/panels/entity/{paris.pk}/?ws=lab"' in html
+    # Evidence: the mention marked, and a link to the document at its span.
+    assert "<mark>Acme</mark> appears here." in html
+    start = built.document.text.find("Acme appears here.")
+    assert f"/documents/{built.document.pk}/?start={start}&amp;end={start + 4}&amp;ws=lab" in html
+    assert "Fixture notes" in html
+
+
+def test_the_entity_panel_opened_directly_is_a_page_with_the_panel(lab):
+    member, built = lab
+    response = signed_in(member).get(f"/panels/entity/{built.entities['Ada'].pk}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" in html
+    assert 'id="panel"' in html
+    assert "Show in the graph" in html
+
+
+def test_the_relation_panel_shows_both_ends_and_its_evidence(lab):
+    member, built = lab
+    relation = built.relations[0]
+    response = signed_in(member).get(
+        f"/panels/relation/{relation.pk}/", headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'data-panel-relation="{relation.pk}"' in html
+    assert "works_for" in html
+    assert "<mark>Ada works_for Acme.</mark>" in html
+    assert f'data-entity-link="{built.entities["Ada"].pk}"' in html
+    assert f'data-entity-link="{built.entities["Acme"].pk}"' in html
+
+
+def test_panels_of_another_workspaces_entity_or_relation_are_404(lab, bob):
+    _, built = lab
+    stranger = signed_in(bob)
+    assert stranger.get(f"/panels/entity/{built.entities['Ada'].pk}/").status_code == 404
+    assert stranger.get(f"/panels/relation/{built.relations[0].pk}/").status_code == 404
+    assert stranger.get("/panels/entity/999999999/").status_code == 404
+    # Nor does naming the workspace help someone who is not a member of it.
+    assert stranger.get(f"/panels/entity/{built.entities['Ada'].pk}/?ws=lab").status_code == 404
+
+
+def test_panels_render_hostile_names_descriptions_and_evidence_as_text(make_member):
+    member = make_member("eve", workspace="lab", role=Role.VIEWER)
+    built = make_graph(
+        member.workspace,
+        entities={HOSTILE: "person", SCRIPT: "organization"},
+        relations=[(HOSTILE, SCRIPT, "works_for")],
+        title='<b onmouseover="alert(2)">Doc</b>',
+    )
+    entity = built.entities[HOSTILE]
+    Entity.objects.filter(pk=entity.pk).update(aliases=[SCRIPT])
+    client = signed_in(member)
+    for url in (
+        f"/panels/entity/{entity.pk}/",
+        f"/panels/relation/{built.relations[0].pk}/",
+        f"/panels/entity/{built.entities[SCRIPT].pk}/",
+    ):
+        for headers in ({}, {"HX-Request": "true"}):
+            html = client.get(url, headers=headers).content.decode()
+            assert "<img src=x" not in html
+            assert "<script>alert" not in html
+            assert "<b onmouseover" not in html
+            assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+            assert "&lt;script&gt;alert(&#x27;pwn&#x27;)&lt;/script&gt;" in html
+    html = client.get(
+        f"/panels/entity/{entity.pk}/", headers={"HX-Request": "true"}
+    ).content.decode()
+    assert "<mark>&lt;img src=x onerror=&quot;alert(1)&quot;&gt;</mark>" in html
+    page = client.get("/explore/").content.decode()
+    assert "<img src=x" not in page
+
+
+def test_render_entity_panel_renders_the_current_workspaces_entity_with_a_status(lab):
+    member, built = lab
+    membership = Membership.objects.get(user=member.user, workspace=member.workspace)
+    request = RequestFactory().get("/", headers={"HX-Request": "true"})
+    request.user = member.user
+    request.session = SessionStore()
+    request.membership = membership  # type: ignore[attr-defined]  # as workspace_page sets it
+    request.htmx = True  # type: ignore[attr-defined]  # as django-htmx's middleware sets it
+    response = render_entity_panel(request, built.entities["Paris"].pk, status=201)
+    assert response.status_code == 201
+    html = response.content.decode()
+    assert f'data-panel-entity="{built.entities["Paris"].pk}"' in html
+    assert "<html" not in html
+
+
+def test_render_entity_panel_says_when_an_entity_was_merged(lab):
+    member, built = lab
+    ada, acme = built.entities["Ada"], built.entities["Acme"]
+    Entity.objects.filter(pk=ada.pk).update(state=EntityState.MERGED, merged_into=acme)
+    html = signed_in(member).get(f"/panels/entity/{ada.pk}/", headers={"HX-Request": "true"})
+    text = html.content.decode()
+    assert "Merged into" in text
+    assert f'hx-get="/panels/entity/{acme.pk}/?ws=lab"' in text
+    assert 'data-panel-state="merged"' in text
+    assert "data-expand" not in text
+
+
+# --- the bulk graph endpoint --------------------------------------------------------------------
+
+
+def test_graph_json_gives_the_hubs_and_the_edges_among_them_compactly(lab):
+    member, built = lab
+    response = signed_in(member).get("/explore/graph.json?hubs=2")
+    assert response.status_code == 200
+    assert b", " not in response.content and b": " not in response.content
+    data = response.json()
+    # Acme (degree 2) first, then Ada or Paris (degree 1, more mentions or lower id).
+    ids = {n["id"] for n in data["nodes"]}
+    assert built.entities["Acme"].pk in ids and len(ids) == 2
+    assert data["truncated"] is True and data["count"] == 4
+    node = data["nodes"][0]
+    assert set(node) == {"id", "name", "type", "degree", "mention_count", "community"}
+    assert all(e["source"] in ids and e["target"] in ids for e in data["edges"])
+    assert len(data["edges"]) == 1
+    everything = signed_in(member).get("/explore/graph.json?hubs=100").json()
+    assert len(everything["nodes"]) == 4 and len(everything["edges"]) == 2
+    assert everything["truncated"] is False
+
+
+def test_graph_json_applies_type_and_degree_filters(lab):
+    member, built = lab
+    client = signed_in(member)
+    people = client.get("/explore/graph.json?hubs=10&types=person,location").json()
+    assert {n["name"] for n in people["nodes"]} == {"Ada", "Paris"}
+    assert people["edges"] == []
+    connected = client.get("/explore/graph.json?hubs=10&min_degree=1").json()
+    assert {n["name"] for n in connected["nodes"]} == {"Ada", "Acme", "Paris"}
+    assert client.get(f"/explore/graph.json?hubs=10&source={built.source.pk}").json()["count"] == 4
+    assert client.get("/explore/graph.json?hubs=10&seen_before=2000-01-01").json()["nodes"] == []
+    assert client.get("/explore/graph.json?hubs=10&seen_after=2000-01-01").json()["count"] == 4
+
+
+def test_graph_json_posted_ids_leave_out_other_workspaces_and_can_keep_edges_touching(lab, bob):
+    member, built = lab
+    theirs = make_graph(bob.workspace, entities={"Zed": "person"})
+    client = signed_in(member)
+    ada, acme, paris = (built.entities[n].pk for n in ("Ada", "Acme", "Paris"))
+    body = {"ids": [ada, acme, paris, theirs.entities["Zed"].pk], "touching": [paris]}
+    data = client.post("/explore/graph.json", body, content_type="application/json").json()
+    assert {n["id"] for n in data["nodes"]} == {ada, acme, paris}
+    assert [(e["source"], e["target"]) for e in data["edges"]] == [(acme, paris)]
+    only = client.post(
+        "/explore/graph.json",
+        {"ids": [ada, acme, theirs.entities["Zed"].pk], "edges": False, "types": ["person"]},
+        content_type="application/json",
+    ).json()
+    assert only["nodes"] == [{"id": ada}] and only["edges"] == []
+
+
+def test_graph_json_refuses_bad_input_with_the_api_error_shape(lab):
+    member, _ = lab
+    client = signed_in(member)
+    for url in (
+        "/explore/graph.json?hubs=-1",
+        "/explore/graph.json?hubs=abc",
+        "/explore/graph.json?hubs=999999",
+        "/explore/graph.json?seen_after=yesterday",
+        "/explore/graph.json?source=0",
+    ):
+        response = client.get(url)
+        assert response.status_code == 422, url
+        assert response.json()["error"]["code"] == "invalid"
+    for body in ('{"ids": "1,x"}', '{"ids": [true]}', "[1, 2]", "not json"):
+        response = client.post("/explore/graph.json", body, content_type="application/json")
+        assert response.status_code == 422, body
+
+
+def test_graph_json_posts_need_the_csrf_token(lab):
+    member, built = lab
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(member.user)
+    response = client.post(
+        "/explore/graph.json",
+        json.dumps({"ids": [built.entities["Ada"].pk]}),
+        content_type="application/json",
+    )
+    assert response.status_code == 403
