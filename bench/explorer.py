@@ -44,21 +44,14 @@ import argparse  # noqa: E402
 import gzip  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.browser.chromium import CHROMIUM_FLAGS, chromium_path  # noqa: E402
+
 USERNAME = "bench-explorer"
 PASSWORD = "bench-explorer-password-1"  # noqa: S105 (a throwaway account in the bench database)
 VIEWPORT: Any = {"width": 1440, "height": 900}
@@ -237,7 +230,7 @@ def main() -> None:
 
     from bench.cleanup import drop_workspace
 
-    chromium = os.environ.get("GRAPHLOOM_CHROMIUM") or shutil.which("chromium")
+    chromium = chromium_path()
     if not chromium:
         raise SystemExit("chromium is not installed (scripts/system-deps.sh installs it).")
     call_command("migrate", verbosity=0)

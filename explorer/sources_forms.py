@@ -21,7 +21,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from explorer.forms import FocusFirstProblemMixin
 from ingest.actions.crawl import CrawlSettings, validate_crawl_settings
-from ingest.parsers import detect_format
+from ingest.parsers import detect_upload_format
 from ingest.parsers.base import ParseError, UnsupportedFormat
 from workspaces.errors import InvalidInput
 
@@ -186,7 +186,7 @@ def check_uploads(files: list[UploadedFile], *, request_bytes: int) -> UploadChe
             )
             continue
         try:
-            detect_format(_read(upload), filename=name)
+            detect_upload_format(upload, filename=name)
         except UnsupportedFormat as exc:
             check.problems.append(FileProblem(name, f"Unsupported type: {exc.message}"))
             continue
@@ -195,10 +195,3 @@ def check_uploads(files: list[UploadedFile], *, request_bytes: int) -> UploadChe
             continue
         check.accepted.append(upload)
     return check
-
-
-def _read(upload: UploadedFile) -> bytes:
-    upload.seek(0)
-    data = upload.read()
-    upload.seek(0)
-    return data

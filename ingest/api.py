@@ -31,7 +31,7 @@ from ingest.actions.sources import (
     validate_source_options,
 )
 from ingest.models import Chunk, CrawlPage, CrawlPageStatus, Document, Source, SourceKind
-from ingest.parsers import detect_format
+from ingest.parsers import detect_upload_format
 from ingest.parsers.base import ParseError, UnsupportedFormat
 from ingest.schemas import (
     ActionResult,
@@ -106,7 +106,7 @@ def _uploaded_files(request: HttpRequest) -> list[UploadedFile]:
     problems = []
     for upload in files:
         try:
-            detect_format(_read(upload), filename=upload.name or "upload")
+            detect_upload_format(upload, filename=upload.name or "upload")
         except UnsupportedFormat as exc:
             problems.append(f"{upload.name}: {exc.message}")
         except ParseError:
@@ -114,13 +114,6 @@ def _uploaded_files(request: HttpRequest) -> list[UploadedFile]:
     if problems:
         raise UnsupportedMediaType("Unsupported file type. " + " ".join(problems))
     return files
-
-
-def _read(upload: UploadedFile) -> bytes:
-    upload.seek(0)
-    data = upload.read()
-    upload.seek(0)
-    return data
 
 
 @router.get("/workspaces/{slug}/sources", response=list[SourceOut], summary="Sources, newest first")

@@ -63,6 +63,16 @@ def start_worker(name: str, **env: str) -> subprocess.Popen:
     )  # fmt: skip
 
 
+def stop_process(process: subprocess.Popen, *, timeout: float = 10) -> None:
+    """SIGTERM (a worker finishes its step and exits), then SIGKILL if it does not."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def wait_for[T](
     probe: Callable[[], T | None], *, timeout: float = 60.0, what: str = "condition"
 ) -> T:

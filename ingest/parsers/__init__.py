@@ -22,7 +22,7 @@ from ingest.parsers.base import (
     ParserLimits,
     UnsupportedFormat,
 )
-from ingest.parsers.detect import MIME_TYPES, detect_format, size_error
+from ingest.parsers.detect import MIME_TYPES, detect_format, detect_upload_format, size_error
 from ingest.parsers.docx import parse_docx
 from ingest.parsers.html import parse_html
 from ingest.parsers.json import parse_json, parse_jsonl
@@ -47,6 +47,7 @@ __all__ = [
     "ParserLimits",
     "UnsupportedFormat",
     "detect_format",
+    "detect_upload_format",
     "parse",
     "parse_isolated",
     "shutdown",

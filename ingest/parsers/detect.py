@@ -15,11 +15,15 @@ import re
 import zipfile
 from collections.abc import Iterable
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 import filetype  # type: ignore[import-untyped]
 
 from ingest.parsers.base import ParseError, ParserLimits, UnsupportedFormat
 from ingest.parsers.text import bom_encoding, decode_text
+
+if TYPE_CHECKING:
+    from django.core.files.base import File
 
 MIME_TYPES: dict[str, str] = {
     "pdf": "application/pdf",
@@ -95,6 +99,15 @@ def _megabytes(size: int) -> str:
     if mb < 1:
         return f"{size:,} bytes"
     return f"{mb:,.1f} MB" if mb < 10 else f"{mb:,.0f} MB"
+
+
+def detect_upload_format(upload: File, *, filename: str) -> str:
+    """detect_format for an uploaded file (the API's and the upload page's check before
+    anything is stored), leaving the file rewound for whoever stores it."""
+    upload.seek(0)
+    data = upload.read()
+    upload.seek(0)
+    return detect_format(data, filename=filename)
 
 
 def detect_format(data: bytes, *, filename: str) -> str:

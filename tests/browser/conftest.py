@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,8 +20,9 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
 
+from tests.browser.chromium import CHROMIUM_FLAGS, chromium_path
 from tests.conftest import Member
-from tests.support import start_worker
+from tests.support import start_worker, stop_process
 
 # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
 # thread with a running loop unless told the caller knows what it does (it does: the loop
@@ -30,20 +30,12 @@ from tests.support import start_worker
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "test-results" / "screenshots"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = pytest.mark.slow
 
 
 def chromium_executable() -> str:
-    path = os.environ.get("GRAPHLOOM_CHROMIUM") or shutil.which("chromium")
+    path = chromium_path()
     if not path:
         pytest.fail(
             "chromium is not installed: `make test` installs it (scripts/system-deps.sh); "
@@ -122,11 +114,7 @@ def worker(transactional_db, tmp_path, settings) -> Iterator[subprocess.Popen]:
     """A real task worker on the test database, sharing the live server's media root."""
     process = start_worker("browser", GRAPHLOOM_MEDIA_ROOT=str(settings.MEDIA_ROOT))
     yield process
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    stop_process(process)
 
 
 @pytest.fixture(autouse=True)

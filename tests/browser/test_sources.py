@@ -16,7 +16,7 @@ from ingest.actions.sources import do_create_upload_source
 from ingest.models import Document
 from tests.browser.conftest import screenshot
 from tests.ingest.crawl_site import CrawlSite
-from tests.support import start_worker
+from tests.support import start_worker, stop_process
 from workspaces.models import Role
 
 # Ingestion runs the whole pipeline in the worker (parse, chunk, embed, extract); this only
@@ -40,11 +40,7 @@ def crawl_worker(transactional_db, settings) -> Iterator[subprocess.Popen]:
         GRAPHLOOM_CRAWL_TIMEOUT_SECONDS="5",
     )
     yield process
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    stop_process(process)
 
 
 def test_dropped_files_are_uploaded_and_the_list_follows_them_to_done(
