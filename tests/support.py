@@ -29,7 +29,10 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for a child process that must use this test run's database."""
     # A developer's own LLM or extraction settings never reach a test's child process.
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "LLM_", "EXTRACTION_"))
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_", "LLM_", "EXTRACTION_"))
+        and k != "DJANGO_ALLOW_ASYNC_UNSAFE"  # set in-process for the browser tests only
     }
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.test",

@@ -24,11 +24,7 @@ from tests.browser.chromium import CHROMIUM_FLAGS, chromium_path
 from tests.conftest import Member
 from tests.support import start_worker, stop_process
 
-# Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
-# thread with a running loop unless told the caller knows what it does (it does: the loop
-# only drives the browser).
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
+ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 SCREENSHOTS = Path(settings.BASE_DIR) / "test-results" / "screenshots"
 
 pytestmark = pytest.mark.slow
@@ -44,8 +40,23 @@ def chromium_executable() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
+@pytest.fixture(scope="package", autouse=True)
+def async_unsafe_allowed() -> Iterator[None]:
+    """Playwright's sync API runs an event loop in this thread; Django refuses ORM calls
+    from a thread with a running loop unless told the caller knows what it does (it does:
+    the loop only drives the browser). Only while these tests run: anything started later
+    (a deploy check in a subprocess) must not inherit it."""
+    previous = os.environ.get(ASYNC_UNSAFE)
+    os.environ[ASYNC_UNSAFE] = "true"
+    yield
+    if previous is None:
+        os.environ.pop(ASYNC_UNSAFE, None)
+    else:
+        os.environ[ASYNC_UNSAFE] = previous
+
+
+@pytest.fixture(scope="package")
+def browser(async_unsafe_allowed: None) -> Iterator[Browser]:
     if not (Path(settings.BASE_DIR) / "static" / "vendor" / "d3.js").exists():
         subprocess.run(["npm", "run", "--silent", "build"], cwd=settings.BASE_DIR, check=True)
     with sync_playwright() as playwright:
