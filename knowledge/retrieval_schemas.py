@@ -51,7 +51,7 @@ class ChunkSignalsOut(Schema):
     graph: SignalOut | None
 
 
-class ChunkOut(Schema):
+class SearchChunkOut(Schema):
     id: int
     document_id: int
     document_title: str
@@ -68,7 +68,7 @@ class ChunkOut(Schema):
     entity_ids: list[int] = Field(..., description="returned entities this chunk mentions")
 
 
-class EntityOut(Schema):
+class SearchEntityOut(Schema):
     id: int
     name: str
     type: str
@@ -83,7 +83,7 @@ class EntityOut(Schema):
     proximity: float | None
 
 
-class EvidenceOut(Schema):
+class SearchEvidenceOut(Schema):
     chunk_id: int
     document_id: int
     char_start: int | None
@@ -91,7 +91,7 @@ class EvidenceOut(Schema):
     text: str = Field(..., description="the evidence sentence (bounded)")
 
 
-class RelationOut(Schema):
+class SearchRelationOut(Schema):
     id: int
     source_id: int
     target_id: int
@@ -100,36 +100,36 @@ class RelationOut(Schema):
     type: str
     weight: float
     description: str
-    evidence: list[EvidenceOut]
+    evidence: list[SearchEvidenceOut]
 
 
-class PathNodeOut(Schema):
+class SearchPathNodeOut(Schema):
     id: int
     name: str
     type: str
 
 
-class PathEdgeOut(Schema):
+class SearchPathEdgeOut(Schema):
     id: int
     source_id: int
     target_id: int
     type: str
 
 
-class PathOut(Schema):
+class SearchPathOut(Schema):
     source_id: int
     target_id: int
     length: int
-    nodes: list[PathNodeOut]
-    edges: list[PathEdgeOut]
+    nodes: list[SearchPathNodeOut]
+    edges: list[SearchPathEdgeOut]
 
 
 class SearchOut(Schema):
     query: str
-    chunks: list[ChunkOut]
-    entities: list[EntityOut]
-    relations: list[RelationOut]
-    paths: list[PathOut]
+    chunks: list[SearchChunkOut]
+    entities: list[SearchEntityOut]
+    relations: list[SearchRelationOut]
+    paths: list[SearchPathOut]
     context: str = Field(..., description="Markdown for an LLM prompt; sources cited as [n]")
     signals_used: list[str] = Field(
         ..., description="vector, entity_vector, keyword, recognition, graph: those that ran"

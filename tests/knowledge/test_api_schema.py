@@ -163,3 +163,28 @@ def test_any_iso_time_zone_offset_is_accepted_in_time_filters(alice):
         "/api/v1/workspaces/acme/entities", {"seen_after": "0112-03-02T21:13:07.0-20:42"}
     )
     assert response.status_code == 200, response.content
+
+
+def _subclasses(cls: type) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_subclasses(sub))
+    return found
+
+
+def test_no_two_api_schemas_share_a_name():
+    """The OpenAPI document names each schema component by its class name: two classes of
+    one name become one component, and every endpoint using either is documented with
+    whichever was registered last."""
+    from ninja import Schema
+
+    from config.api import api
+
+    api.get_openapi_schema()  # every router imported
+    ours = ("workspaces.", "ingest.", "knowledge.", "system.", "explorer.", "config.")
+    by_name: dict[str, set[str]] = {}
+    for cls in _subclasses(Schema):
+        if cls.__module__.startswith(ours):
+            by_name.setdefault(cls.__name__, set()).add(cls.__module__)
+    assert {name: mods for name, mods in by_name.items() if len(mods) > 1} == {}
