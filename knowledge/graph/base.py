@@ -224,3 +224,34 @@ def degree_bucket(degree: int) -> str:
         return str(max(degree, 0))
     low = 1 << (degree.bit_length() - 1)
     return f"{low}-{2 * low - 1}"
+
+
+def build_stats(
+    entity_types: dict[str, int], relation_types: dict[str, int], degrees: dict[int, int]
+) -> GraphStats:
+    """GraphStats from counts by type and a {degree: entities} table: what every backend's
+    `stats()` reads from its store, turned into the one shape."""
+    histogram: dict[str, int] = {}
+    for degree in sorted(degrees):
+        bucket = degree_bucket(degree)
+        histogram[bucket] = histogram.get(bucket, 0) + degrees[degree]
+    entities = sum(entity_types.values())
+    return GraphStats(
+        entities=entities,
+        relations=sum(relation_types.values()),
+        entities_by_type=dict(sorted(entity_types.items())),
+        relations_by_type=dict(sorted(relation_types.items())),
+        degree_distribution=histogram,
+        max_degree=max(degrees, default=0),
+        mean_degree=(sum(d * n for d, n in degrees.items()) / entities) if entities else 0.0,
+    )
+
+
+def check_neighborhood_args(*, hops: int, direction: str, limit: int) -> None:
+    """The contract's limits on `neighborhood` arguments, raised as every backend does."""
+    if not 1 <= hops <= MAX_HOPS:
+        raise ValueError(f"hops must be between 1 and {MAX_HOPS}, not {hops}.")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+    if limit < 1:
+        raise ValueError("limit must be at least 1.")

@@ -58,7 +58,6 @@ from neo4j.exceptions import (
 
 from knowledge.graph.base import (
     DIRECTIONS,
-    MAX_HOPS,
     Direction,
     EntityRow,
     GraphBackend,
@@ -69,7 +68,8 @@ from knowledge.graph.base import (
     GraphStats,
     PathResult,
     RelationRow,
-    degree_bucket,
+    build_stats,
+    check_neighborhood_args,
 )
 
 T = TypeVar("T")
@@ -524,10 +524,7 @@ class Neo4jGraphBackend(GraphBackend):
         direction: Direction = "both",
         limit: int = 500,
     ) -> GraphResult:
-        if not 1 <= hops <= MAX_HOPS:
-            raise ValueError(f"hops must be between 1 and {MAX_HOPS}, not {hops}.")
-        if limit < 1:
-            raise ValueError("limit must be at least 1.")
+        check_neighborhood_args(hops=hops, direction=direction, limit=limit)
         expand = expand_query(direction, typed=relation_types is not None)
         types = list(relation_types) if relation_types is not None else None
         wanted = set(entity_types) if entity_types is not None else None
@@ -701,23 +698,3 @@ def _last_by_id[R: (EntityRow, RelationRow)](rows: Iterable[R]) -> Iterator[R]:
 
 def _by_id(node: GraphNode) -> int:
     return node.id
-
-
-def build_stats(
-    entity_types: dict[str, int], relation_types: dict[str, int], degrees: dict[int, int]
-) -> GraphStats:
-    """GraphStats from counts by type and a {degree: entities} table."""
-    histogram: dict[str, int] = {}
-    for degree in sorted(degrees):
-        bucket = degree_bucket(degree)
-        histogram[bucket] = histogram.get(bucket, 0) + degrees[degree]
-    entities = sum(entity_types.values())
-    return GraphStats(
-        entities=entities,
-        relations=sum(relation_types.values()),
-        entities_by_type=dict(sorted(entity_types.items())),
-        relations_by_type=dict(sorted(relation_types.items())),
-        degree_distribution=histogram,
-        max_degree=max(degrees, default=0),
-        mean_degree=(sum(d * n for d, n in degrees.items()) / entities) if entities else 0.0,
-    )

@@ -28,8 +28,6 @@ from django.db import connection
 from psycopg.pq import TransactionStatus
 
 from knowledge.graph.base import (
-    DIRECTIONS,
-    MAX_HOPS,
     Direction,
     GraphBackend,
     GraphEdge,
@@ -37,7 +35,8 @@ from knowledge.graph.base import (
     GraphResult,
     GraphStats,
     PathResult,
-    degree_bucket,
+    build_stats,
+    check_neighborhood_args,
 )
 
 # A neighbourhood returns at most this many edges per node allowed (limit * this): past that
@@ -336,12 +335,7 @@ class PostgresGraphBackend(GraphBackend):
         direction: Direction = "both",
         limit: int = 500,
     ) -> GraphResult:
-        if not 1 <= hops <= MAX_HOPS:
-            raise ValueError(f"hops must be between 1 and {MAX_HOPS}, not {hops}.")
-        if direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}.")
-        if limit < 1:
-            raise ValueError("limit must be at least 1.")
+        check_neighborhood_args(hops=hops, direction=direction, limit=limit)
         seed_ids = sorted({int(s) for s in seeds})
         if not seed_ids:
             return GraphResult()
@@ -474,24 +468,10 @@ class PostgresGraphBackend(GraphBackend):
 
     def stats(self, *, workspace_id: int) -> GraphStats:
         params = {"ws": workspace_id}
-        entities_by_type = dict(_fetch(_ENTITIES_BY_TYPE, params))
-        relations_by_type = dict(_fetch(_RELATIONS_BY_TYPE, params))
-        distribution: dict[str, int] = {}
-        total_degree = max_degree = 0
-        for degree, count in sorted(_fetch(_DEGREE_COUNTS, params)):
-            bucket = degree_bucket(degree)
-            distribution[bucket] = distribution.get(bucket, 0) + count
-            total_degree += degree * count
-            max_degree = max(max_degree, degree)
-        entities = sum(entities_by_type.values())
-        return GraphStats(
-            entities=entities,
-            relations=sum(relations_by_type.values()),
-            entities_by_type=dict(sorted(entities_by_type.items())),
-            relations_by_type=dict(sorted(relations_by_type.items())),
-            degree_distribution=distribution,
-            max_degree=max_degree,
-            mean_degree=total_degree / entities if entities else 0.0,
+        return build_stats(
+            dict(_fetch(_ENTITIES_BY_TYPE, params)),
+            dict(_fetch(_RELATIONS_BY_TYPE, params)),
+            {int(degree): int(count) for degree, count in _fetch(_DEGREE_COUNTS, params)},
         )
 
     # --- helpers --------------------------------------------------------------------------

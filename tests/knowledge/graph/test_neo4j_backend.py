@@ -24,10 +24,15 @@ from django.core.exceptions import ImproperlyConfigured
 
 from knowledge.graph import get_graph_backend
 from knowledge.graph import neo4j as cypher
-from knowledge.graph.base import EntityRow, GraphBackendError, GraphStats, RelationRow
+from knowledge.graph.base import (
+    EntityRow,
+    GraphBackendError,
+    GraphStats,
+    RelationRow,
+    build_stats,
+)
 from knowledge.graph.neo4j import (
     Neo4jGraphBackend,
-    build_stats,
     edges_query,
     expand_query,
     shortest_path_query,
