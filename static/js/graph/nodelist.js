@@ -4,6 +4,8 @@
 // canvas's top left), refreshed when the layout settles and after each zoom, so a test can
 // also click the canvas itself. Built only while the list is open (10k buttons cost).
 
+import { idButtonItem } from "./elements.js";
+
 export function initNodeList({ details, list, count, store, renderer, simulation, interactions, onOpen }) {
   const graph = store.graph;
   let frame = 0;
@@ -14,11 +16,7 @@ export function initNodeList({ details, list, count, store, renderer, simulation
     order.sort((a, b) => graph.nodes[a].name.localeCompare(graph.nodes[b].name) || a - b);
     const items = order.map((i) => {
       const node = graph.nodes[i];
-      const li = document.createElement("li");
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "node-button";
-      button.dataset.id = String(node.id);
+      const { li, button } = idButtonItem({ id: node.id, className: "node-button" });
       const name = document.createElement("span");
       name.className = "node-name";
       name.textContent = node.name;
@@ -27,7 +25,6 @@ export function initNodeList({ details, list, count, store, renderer, simulation
       meta.textContent = ` ${node.type}, degree ${node.degree}`;
       button.append(name, meta);
       if (store.view.selected === node.id) button.setAttribute("aria-current", "true");
-      li.append(button);
       return li;
     });
     list.replaceChildren(...items);

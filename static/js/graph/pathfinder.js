@@ -2,6 +2,7 @@
 // them (up to six steps, direction ignored), drawn over the graph and listed in words.
 
 import { initTypeahead } from "./search.js";
+import { idButtonItem } from "./elements.js";
 
 export const MAX_HOPS = 6;
 
@@ -23,14 +24,7 @@ export function initPathfinder({ form, fromInput, fromList, toInput, toList, cle
     const list = document.createElement("ol");
     list.className = "path-steps";
     for (const node of payload.nodes) {
-      const li = document.createElement("li");
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "link";
-      button.dataset.id = String(node.id);
-      button.textContent = node.name;
-      li.append(button);
-      list.append(li);
+      list.append(idButtonItem({ id: node.id, text: node.name }).li);
     }
     result.append(p, list);
   }

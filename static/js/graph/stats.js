@@ -2,6 +2,8 @@
 // like the nodes), the best-connected entities and the newest sources, from the API's
 // stats, hubs and sources lists. Hubs open in the graph; a source can become the filter.
 
+import { idButtonItem } from "./elements.js";
+
 function entry(list, term, value) {
   const dt = document.createElement("dt");
   dt.textContent = term;
@@ -51,16 +53,11 @@ export async function initStats({ counts, types, hubs, sources, api, colours, on
 
   hubs.replaceChildren(
     ...top.items.map((node) => {
-      const li = document.createElement("li");
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "link";
-      button.dataset.id = String(node.id);
-      button.textContent = node.name;
+      const { li, button } = idButtonItem({ id: node.id, text: node.name });
       const meta = document.createElement("span");
       meta.className = "hub-degree";
       meta.textContent = ` ${node.degree}`;
-      li.append(button, meta);
+      li.append(meta);
       return li;
     }),
   );
@@ -72,17 +69,15 @@ export async function initStats({ counts, types, hubs, sources, api, colours, on
   const items = recent.items || [];
   sources.replaceChildren(
     ...items.slice(0, 6).map((source) => {
-      const li = document.createElement("li");
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "link";
-      button.dataset.id = String(source.id);
+      const { li, button } = idButtonItem({
+        id: source.id,
+        text: source.name || source.origin || `source ${source.id}`,
+      });
       button.title = "Show only what this source mentions";
-      button.textContent = source.name || source.origin || `source ${source.id}`;
       const status = document.createElement("span");
       status.className = `source-status status-${source.status}`;
       status.textContent = ` ${source.status}`;
-      li.append(button, status);
+      li.append(status);
       return li;
     }),
   );
