@@ -13,7 +13,6 @@ Uses its own database (`graphloom_bench`) on the embedded server.
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -22,14 +21,12 @@ if __name__ == "__main__":
     # Set-up only when run as a script: the parser's child process ("spawn") imports this
     # file again and must stay light.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-    os.environ["GRAPHLOOM_DB_NAME"] = "graphloom_bench"
-    os.environ.setdefault("GRAPHLOOM_LOG_LEVEL", "WARNING")
-    os.environ["GRAPHLOOM_MEDIA_ROOT"] = tempfile.mkdtemp(prefix="graphloom-bench-media-")
-    os.environ["GRAPHLOOM_CRAWL_ALLOWED_NETWORKS"] = "127.0.0.0/8"
-    import django
+    from bench.bootstrap import run
 
-    django.setup()
-    from bench.crawl_run import main
-
-    main()
+    run(
+        "bench.crawl_run",
+        env={
+            "GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-bench-media-"),
+            "GRAPHLOOM_CRAWL_ALLOWED_NETWORKS": "127.0.0.0/8",
+        },
+    )

@@ -18,7 +18,6 @@ places and organisations. Uses its own database (`graphloom_bench`) on the embed
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -27,15 +26,10 @@ if __name__ == "__main__":
     # Set-up only when run as a script: the parser's child process ("spawn") imports this
     # file again and must stay light.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-    os.environ["GRAPHLOOM_DB_NAME"] = "graphloom_bench"
-    os.environ.setdefault("GRAPHLOOM_LOG_LEVEL", "WARNING")
-    os.environ["GRAPHLOOM_MEDIA_ROOT"] = tempfile.mkdtemp(prefix="graphloom-bench-media-")
-    for name in [k for k in os.environ if k.startswith(("LLM_", "EXTRACTION_"))]:
-        del os.environ[name]
-    import django
+    from bench.bootstrap import run
 
-    django.setup()
-    from bench.extract_run import main
-
-    main()
+    run(
+        "bench.extract_run",
+        env={"GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-bench-media-")},
+        drop_env_prefixes=("LLM_", "EXTRACTION_"),
+    )

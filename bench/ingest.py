@@ -16,7 +16,6 @@ directory; figures go to docs/BENCHMARKS.md by hand.
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -25,13 +24,9 @@ if __name__ == "__main__":
     # Set-up happens only when run as a script: the parser's child process (multiprocessing
     # "spawn") imports this file again and must stay light.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-    os.environ["GRAPHLOOM_DB_NAME"] = "graphloom_bench"
-    os.environ.setdefault("GRAPHLOOM_LOG_LEVEL", "WARNING")
-    os.environ["GRAPHLOOM_MEDIA_ROOT"] = tempfile.mkdtemp(prefix="graphloom-bench-media-")
-    import django
+    from bench.bootstrap import run
 
-    django.setup()
-    from bench.ingest_run import main
-
-    main()
+    run(
+        "bench.ingest_run",
+        env={"GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-bench-media-")},
+    )

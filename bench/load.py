@@ -15,18 +15,11 @@ p50 / p95 / p99 overall and per operation. Uses its own database (`graphloom_ben
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-    os.environ["GRAPHLOOM_DB_NAME"] = "graphloom_bench"
-    os.environ.setdefault("GRAPHLOOM_LOG_LEVEL", "WARNING")
-    import django
+    from bench.bootstrap import run
 
-    django.setup()
-    from bench.load_run import main
-
-    main()
+    run("bench.load_run")
