@@ -166,8 +166,9 @@ def test_any_iso_time_zone_offset_is_accepted_in_time_filters(alice):
 
 
 def _subclasses(cls: type) -> list[type]:
-    found = []
-    for sub in cls.__subclasses__():
+    found: list[type] = []
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
         found.append(sub)
         found.extend(_subclasses(sub))
     return found
