@@ -24,7 +24,7 @@ from knowledge.actions.extraction import (
 )
 from knowledge.extraction.extractors import get_extractor, reset_extractor
 from knowledge.models import Entity, ExtractionRun
-from knowledge.selectors import get_schema_snapshot
+from knowledge.selectors.schema import get_schema_snapshot
 from tests.support import run_pending
 from workspaces.actions.workspaces import do_create_workspace
 

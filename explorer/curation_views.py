@@ -58,19 +58,19 @@ from knowledge.actions.curation import (
     do_split_entity,
     do_unmerge,
 )
-from knowledge.graph_selectors import (
+from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
+from knowledge.selectors.curation import (
+    find_merge_event,
+    list_curation_events,
+    list_merge_suggestions,
+)
+from knowledge.selectors.entities import (
     NameMatch,
     get_entity_detail,
     get_entity_with_type,
     search_entities,
 )
-from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
-from knowledge.selectors import (
-    find_merge_event,
-    get_schema_snapshot,
-    list_curation_events,
-    list_merge_suggestions,
-)
+from knowledge.selectors.schema import get_schema_snapshot
 from workspaces.errors import DomainError, InvalidInput, NotFound
 from workspaces.models import Role, Workspace
 

@@ -27,15 +27,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from explorer.workspace_pages import workspace_page
 from ingest.selectors import get_sources
 from knowledge.graph.base import GraphBackendError
-from knowledge.graph_selectors import (
-    DEFAULT_HUBS,
-    MAX_BULK_NODES,
-    get_bulk_graph,
-    get_entity_detail,
-    get_relation_detail,
-    list_relations,
-)
-from knowledge.selectors import list_entity_types, list_relation_types
+from knowledge.selectors.bulk_graph import DEFAULT_HUBS, MAX_BULK_NODES, get_bulk_graph
+from knowledge.selectors.entities import get_entity_detail
+from knowledge.selectors.relations import get_relation_detail, list_relations
+from knowledge.selectors.schema import list_entity_types, list_relation_types
 from workspaces.errors import DomainError, InvalidInput, NotFound
 from workspaces.models import Workspace
 

@@ -48,7 +48,7 @@ from ingest.selectors import (
     get_sources,
 )
 from knowledge.models import SourceExtraction
-from knowledge.selectors import get_extraction_summary
+from knowledge.selectors.extraction import get_extraction_summary
 from system.selectors import get_worker_status, llm_is_configured
 from workspaces.errors import DomainError, NotFound
 from workspaces.models import Role

@@ -53,17 +53,14 @@ from knowledge.schemas import (
     UnmergeIn,
     UsageOut,
 )
-from knowledge.selectors import (
+from knowledge.selectors.curation import (
     find_merge_event,
     get_entity_for_workspace,
-    get_extraction_summary,
-    get_schema_snapshot,
-    get_workspace_token_usage,
     list_curation_events,
-    list_entity_types,
     list_merge_suggestions,
-    list_relation_types,
 )
+from knowledge.selectors.extraction import get_extraction_summary, get_workspace_token_usage
+from knowledge.selectors.schema import get_schema_snapshot, list_entity_types, list_relation_types
 from workspaces.auth import get_caller, get_workspace_access
 from workspaces.errors import InvalidInput
 from workspaces.models import Role, Workspace

@@ -25,7 +25,7 @@ from typing import Any
 
 from knowledge.canonical import canonical_name, type_name
 from knowledge.extraction.extractors import Extractor
-from knowledge.selectors import SchemaSnapshot
+from knowledge.extraction.schema import SchemaSnapshot
 
 SYMMETRIC = {"related_to"}
 

@@ -3,7 +3,7 @@ hubs, stats and export. Registered on knowledge's router (knowledge/api.py), so 
 shared with a curation endpoint (GET and PATCH entities/{id}) is one route.
 
 Every handler starts with `get_workspace_access` (viewers may read all of this), then
-calls one selector (knowledge/graph_selectors.py) or the export (knowledge/export.py).
+calls one selector (knowledge/selectors/) or the export (knowledge/export.py).
 Neighbourhood, subgraph and path answer the same graph payload so the explorer can draw
 any of them with the same code.
 """
@@ -31,24 +31,23 @@ from knowledge.graph_schemas import (
     RelationOut,
     StatsOut,
 )
-from knowledge.graph_selectors import (
+from knowledge.selectors.entities import (
     MAX_EVIDENCE,
-    MAX_GRAPH_NODES,
-    MAX_PATH_HOPS,
     EntityOrder,
     NameMatch,
     get_entity_detail,
+    search_entities,
+)
+from knowledge.selectors.graph import (
+    MAX_PATH_HOPS,
     get_hubs,
     get_neighborhood,
     get_path,
-    get_relation_detail,
     get_subgraph,
     get_workspace_stats,
-    list_relations,
-    parse_ids,
-    parse_names,
-    search_entities,
 )
+from knowledge.selectors.params import MAX_GRAPH_NODES, parse_ids, parse_names
+from knowledge.selectors.relations import get_relation_detail, list_relations
 from workspaces.auth import get_workspace_access
 from workspaces.errors import InvalidInput
 

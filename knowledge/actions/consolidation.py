@@ -35,7 +35,7 @@ from knowledge.models import (
     SourceExtraction,
     SuggestionStatus,
 )
-from knowledge.selectors import get_entities_to_consolidate
+from knowledge.selectors.curation import get_entities_to_consolidate
 from system.selectors import llm_is_configured
 from workspaces.models import Workspace
 

@@ -54,6 +54,7 @@ from knowledge.consolidation.resolution import (
 )
 from knowledge.extraction.extractors import Extractor, WindowOutcome, get_extractor
 from knowledge.extraction.offline import OfflineExtractorUnavailable
+from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.windows import Window, build_windows, find_occurrences, relation_span
 from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import (
@@ -71,7 +72,7 @@ from knowledge.models import (
     TypeOrigin,
     TypeStatus,
 )
-from knowledge.selectors import SchemaSnapshot, get_schema_snapshot
+from knowledge.selectors.schema import get_schema_snapshot
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
@@ -1242,7 +1243,7 @@ def do_extract_source(
 ) -> ExtractionReport:
     """(Re-)extract a source's processed documents: cached windows cost nothing, so this is
     how a source continues after its budget was raised or its LLM came back."""
-    from knowledge.selectors import documents_for_extraction
+    from knowledge.selectors.extraction import documents_for_extraction
 
     documents = documents_for_extraction(workspace=source.workspace, source=source)
     if source_budget(source) is not None:

@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from ingest.actions.sources import do_refresh_source_progress
 from ingest.models import Chunk
-from knowledge.graph_selectors import get_orphan_entities
 from knowledge.models import Mention, RelationEvidence
+from knowledge.selectors.entities import get_orphan_entities
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
 

@@ -13,19 +13,17 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from django.conf import settings
 
 from knowledge.extraction.llm import LlmClient, LlmError, estimate_tokens
 from knowledge.extraction.parsing import parse_extraction_output
 from knowledge.extraction.prompts import PromptSet, load_prompts
+from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
 from knowledge.extraction.validation import validate_window
 from system.selectors import llm_is_configured
-
-if TYPE_CHECKING:
-    from knowledge.selectors import SchemaSnapshot
 
 
 @dataclass(frozen=True, slots=True)

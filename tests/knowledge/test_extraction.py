@@ -312,7 +312,7 @@ def estimate_reservation(source) -> int:
     """What one window reserves against a budget (the extractor's worst case)."""
     from knowledge.actions.extraction import document_windows
     from knowledge.extraction.extractors import get_extractor
-    from knowledge.selectors import get_schema_snapshot
+    from knowledge.selectors.schema import get_schema_snapshot
 
     document = Document.objects.get(source=source)
     window = document_windows(document)[0]

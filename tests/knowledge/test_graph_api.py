@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 
 from ingest.actions.sources import do_create_text_source, validate_source_options
 from knowledge.actions.curation import do_add_alias
-from knowledge.graph_selectors import search_entities
 from knowledge.models import Alias, Entity, Mention, Relation
+from knowledge.selectors.entities import search_entities
 from tests.knowledge.graph_data import chain, make_graph
 from tests.knowledge.test_curation import FIRST, WORLD
 from tests.support import run_pending

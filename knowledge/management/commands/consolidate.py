@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from ingest.selectors import get_source_for_workspace
 from knowledge.actions.consolidation import do_consolidate
-from knowledge.selectors import get_entities_to_consolidate
+from knowledge.selectors.curation import get_entities_to_consolidate
 from workspaces.commands import workspace_for_command
 from workspaces.errors import NotFound
 

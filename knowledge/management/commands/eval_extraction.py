@@ -19,7 +19,8 @@ from knowledge.evaluation import GoldFileError, evaluate, load_gold
 from knowledge.extraction.extractors import get_extractor
 from knowledge.extraction.llm import LlmError
 from knowledge.extraction.offline import OfflineExtractorUnavailable
-from knowledge.selectors import SchemaSnapshot, get_schema_snapshot
+from knowledge.extraction.schema import SchemaSnapshot
+from knowledge.selectors.schema import get_schema_snapshot
 from workspaces.commands import workspace_for_command
 
 

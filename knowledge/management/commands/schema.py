@@ -28,7 +28,7 @@ from knowledge.actions.schema import (
 )
 from knowledge.canonical import type_name
 from knowledge.models import EntityType, RelationType
-from knowledge.selectors import list_entity_types, list_relation_types
+from knowledge.selectors.schema import list_entity_types, list_relation_types
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
 from workspaces.models import Workspace

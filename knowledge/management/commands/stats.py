@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.graph.base import GraphBackendError
-from knowledge.graph_selectors import get_workspace_stats
+from knowledge.selectors.graph import get_workspace_stats
 from workspaces.commands import workspace_for_command
 
 

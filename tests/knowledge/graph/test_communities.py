@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.graph.communities import do_compute_communities
 from knowledge.models import Entity, EntityState, EntityType, Relation, RelationType
-from knowledge.selectors import community_summaries
+from knowledge.selectors.communities import community_summaries
 from knowledge.tasks import compute_communities
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace

@@ -1,0 +1,84 @@
+"""Reads behind curation: an entity by id or by name, the merge event to undo, the review
+queue, the event log, and the entities a consolidation pass walks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingest.models import Source
+from knowledge.models import (
+    CurationAction,
+    CurationEvent,
+    Entity,
+    EntityState,
+    Mention,
+    MergeSuggestion,
+)
+from workspaces.errors import InvalidInput, NotFound
+from workspaces.models import Workspace
+from workspaces.selectors import get_object_for_workspace
+
+
+def get_entity_for_workspace(workspace: Workspace, entity_id: int) -> Entity:
+    return get_object_for_workspace(
+        Entity.objects.select_related("type"), workspace, entity_id, label="entity"
+    )
+
+
+def find_entity(workspace: Workspace, ref: str) -> Entity:
+    """An entity by id or by exact name (for commands); ambiguous names are refused."""
+    queryset = Entity.objects.for_workspace(workspace).select_related("type")
+    if ref.isdigit():
+        found = queryset.filter(pk=int(ref)).first()
+        if found is not None:
+            return found
+    matches = list(queryset.filter(name=ref, state=EntityState.ACTIVE)[:3])
+    if not matches:
+        raise NotFound(f"No entity {ref!r} in this workspace.")
+    if len(matches) > 1:
+        raise InvalidInput(
+            f"{ref!r} names several entities ({', '.join(str(e.pk) for e in matches)}); use the id."
+        )
+    return matches[0]
+
+
+def find_merge_event(workspace: Workspace, entity: Entity) -> CurationEvent:
+    """The merge that absorbed `entity`, or else the latest merge into it, not undone."""
+    merges = CurationEvent.objects.for_workspace(workspace).filter(
+        action__in=[CurationAction.MERGE, CurationAction.AUTO_MERGE], undone_by__isnull=True
+    )
+    if entity.state == EntityState.MERGED:
+        for event in merges.order_by("-created_at"):
+            if entity.pk in {m["id"] for m in event.payload.get("merged", [])}:
+                return event
+    found = merges.filter(entity=entity).order_by("-created_at").first()
+    if found is None:
+        raise NotFound(f"No merge of {entity.name!r} to undo.")
+    return found
+
+
+def list_merge_suggestions(workspace: Workspace, *, status: str = "open") -> Any:
+    return (
+        MergeSuggestion.objects.for_workspace(workspace)
+        .filter(status=status)
+        .select_related("entity_a__type", "entity_b__type")
+        .order_by("-score", "pk")
+    )
+
+
+def list_curation_events(workspace: Workspace, *, entity_id: int | None = None) -> Any:
+    events = CurationEvent.objects.for_workspace(workspace).select_related("actor")
+    if entity_id is not None:
+        events = events.filter(entity_id=entity_id)
+    return events.order_by("-created_at", "-pk")
+
+
+def get_entities_to_consolidate(workspace: Workspace, *, source: Source | None = None) -> Any:
+    """Active entities of the workspace (only those a source mentions, when given)."""
+    entities = Entity.objects.for_workspace(workspace).filter(state=EntityState.ACTIVE)
+    if source is not None:
+        entities = entities.filter(
+            pk__in=Mention.objects.filter(chunk__document__source=source).values("entity_id")
+        )
+    return entities

@@ -1,0 +1,26 @@
+"""Hand work to the task worker after the transaction that asked for it commits, naming the
+task by its dotted path.
+
+Actions enqueue through here instead of importing task modules, which import the actions:
+no circle, no import inside a function, and the worker never sees an id whose row is not
+committed yet. The path is resolved when the transaction commits, like a middleware path
+in settings.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+from django.utils.module_loading import import_string
+
+
+def _enqueue(task_path: str, args: tuple[Any, ...]) -> None:
+    import_string(task_path).enqueue(*args)
+
+
+def enqueue_on_commit(task_path: str, *args: Any) -> None:
+    """Enqueue the task at `task_path` (e.g. "ingest.tasks.crawl_source") with JSON-safe
+    `args` once the current transaction commits (at once outside a transaction)."""
+    transaction.on_commit(partial(_enqueue, task_path, args))
