@@ -122,19 +122,23 @@ def default_survivor(entities: Iterable[Entity]) -> Entity:
 def do_merge_entities(
     *,
     workspace: Workspace,
-    survivor_id: int,
     merged_ids: Iterable[int],
+    survivor_id: int | None = None,
     actor: User | None = None,
     automatic: bool = False,
     reasons: list[str] | None = None,
 ) -> CurationEvent:
-    """Merge `merged_ids` into `survivor_id`; returns the event `do_unmerge` takes.
+    """Merge `merged_ids` into `survivor_id`; returns the event `do_unmerge` takes. Without a
+    survivor, the default one of all the entities named survives (`default_survivor`).
     `automatic` marks consolidation's own merges (with its `reasons`)."""
-    merged_ids = sorted(set(merged_ids) - {survivor_id})
-    if not merged_ids:
+    named = set(merged_ids) | ({survivor_id} if survivor_id is not None else set())
+    if len(named) < 2:
         raise InvalidInput("Merging needs at least two different entities.")
     with transaction.atomic():
-        entities = _locked_entities(workspace, [survivor_id, *merged_ids])
+        entities = _locked_entities(workspace, named)
+        if survivor_id is None:
+            survivor_id = default_survivor(entities.values()).pk
+        merged_ids = sorted(named - {survivor_id})
         survivor = entities[survivor_id]
         merged = [entities[pk] for pk in merged_ids]
         for entity in entities.values():
@@ -843,4 +847,36 @@ def do_set_aliases(
             for c in sorted(set(wanted) - set(current))
             if c != entity.canonical_name
         ]
+    return events
+
+
+def do_update_entity(
+    *,
+    workspace: Workspace,
+    entity_id: int,
+    name: str | None = None,
+    type_name: str | None = None,
+    aliases: Iterable[str] | None = None,
+    actor: User | None = None,
+) -> list[CurationEvent]:
+    """Change what is given of an entity's name, type and alias list, in one transaction:
+    each change is its own curation event (so each can be undone), returned in order. The
+    API, the admin and the explorer all edit entities through here."""
+    with transaction.atomic():
+        entity = _one(workspace, entity_id)
+        events = []
+        if name is not None and name != entity.name:
+            events.append(
+                do_rename_entity(workspace=workspace, entity_id=entity.pk, name=name, actor=actor)
+            )
+        if type_name is not None and type_name != entity.type.name:
+            events.append(
+                do_retype_entity(
+                    workspace=workspace, entity_id=entity.pk, type_name=type_name, actor=actor
+                )
+            )
+        if aliases is not None:
+            events += do_set_aliases(
+                workspace=workspace, entity_id=entity.pk, names=aliases, actor=actor
+            )
     return events
