@@ -22,7 +22,7 @@ from django.utils import timezone
 from bench.consolidation_run import SYLLABLES, generated_names
 from ingest.models import Source
 from knowledge.actions.schema import do_ensure_default_schema
-from knowledge.consolidation.resolution import entity_key
+from knowledge.consolidation.keys import entity_key
 from knowledge.models import EntityType, ExtractionRun, RelationType
 from knowledge.retrieval import QueryVector, hybrid_search
 from workspaces.actions.workspaces import do_create_workspace

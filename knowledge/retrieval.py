@@ -62,7 +62,7 @@ from django.utils import timezone
 from ingest.embeddings import EmbeddingUnavailable, get_embedder
 from ingest.models import Chunk
 from knowledge.canonical import type_name as normalise_type_name
-from knowledge.consolidation.resolution import entity_key, suffixes
+from knowledge.consolidation.keys import entity_key, suffixes
 from knowledge.graph import get_graph_backend
 from knowledge.graph.base import MAX_HOPS, GraphBackendError, GraphResult
 from knowledge.models import Entity, EntityType

@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from knowledge.actions.extraction import do_refresh_derived
-from knowledge.consolidation.resolution import entity_blocking_keys, entity_key
+from knowledge.consolidation.keys import entity_blocking_keys, entity_key
 from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import (
     Alias,

@@ -47,11 +47,8 @@ from knowledge.actions.schema import (
     do_record_proposed_types,
 )
 from knowledge.canonical import canonical_name, type_name
-from knowledge.consolidation.resolution import (
-    entity_blocking_keys,
-    entity_key,
-    resolve_entities,
-)
+from knowledge.consolidation.keys import entity_blocking_keys, entity_key
+from knowledge.consolidation.resolution import resolve_entities
 from knowledge.extraction.extractors import Extractor, WindowOutcome, get_extractor
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.schema import SchemaSnapshot

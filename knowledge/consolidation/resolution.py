@@ -36,6 +36,7 @@ from django.db.models import Q
 from rapidfuzz import fuzz, process
 
 from knowledge.consolidation import names
+from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes, thresholds
 from knowledge.models import (
     Alias,
     CurationRule,
@@ -48,38 +49,6 @@ from knowledge.models import (
 from workspaces.models import Workspace
 
 Key = tuple[str, int]  # (canonical key, entity type id)
-
-
-def suffixes(type_name: str) -> tuple[str, ...]:
-    """Corporate suffixes are ignored for organisations only (elsewhere they mean
-    something); CONSOLIDATION_CORPORATE_SUFFIXES replaces the built-in list."""
-    configured = tuple(settings.CONSOLIDATION_CORPORATE_SUFFIXES)
-    if type_name == "organization" and configured:
-        return configured
-    return names.suffixes_for_type(type_name)
-
-
-def entity_key(name: str, type_name: str) -> str:
-    """The canonical key entities of a type are matched on (and unique by)."""
-    return names.canonical_key(name, suffixes=suffixes(type_name))[:300]
-
-
-def entity_blocking_keys(name: str, type_name: str) -> list[str]:
-    return [k[:80] for k in names.blocking_keys(name, suffixes=suffixes(type_name))]
-
-
-def thresholds(type_name: str) -> names.Thresholds:
-    """Per-type thresholds: CONSOLIDATION_TYPE_THRESHOLDS entries ("type:auto:review"),
-    else CONSOLIDATION_AUTO_MERGE / CONSOLIDATION_REVIEW, else the tuned defaults."""
-    for entry in settings.CONSOLIDATION_TYPE_THRESHOLDS:
-        parts = entry.split(":")
-        if len(parts) == 3 and parts[0] == type_name:
-            return names.Thresholds(auto_merge=float(parts[1]), review=float(parts[2]))
-    base = names.thresholds_for(type_name)
-    return names.Thresholds(
-        auto_merge=settings.CONSOLIDATION_AUTO_MERGE or base.auto_merge,
-        review=settings.CONSOLIDATION_REVIEW or base.review,
-    )
 
 
 def lock_names(workspace: Workspace, keys: Iterable[Key]) -> None:
@@ -301,7 +270,10 @@ def suggest_other_types(
 
 # Candidates scored in full after the quick pre-ranking (rapidfuzz, in C).
 FULL_SCORING = 6
+
+
 EMBEDDING_REASON = "embedding"
+
 
 Match = tuple[Entity, names.Similarity]
 

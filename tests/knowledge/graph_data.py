@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from ingest.models import Chunk, Document, DocumentStatus, Source, SourceKind, SourceStatus
 from knowledge.actions.schema import do_ensure_default_schema
-from knowledge.consolidation.resolution import entity_key
+from knowledge.consolidation.keys import entity_key
 from knowledge.models import (
     Entity,
     EntityType,
