@@ -23,7 +23,8 @@ from django.utils import timezone
 from ingest.models import Source
 from knowledge.actions.curation import default_survivor, do_merge_entities
 from knowledge.actions.extraction import distinct_fragments, fragments_hash, llm_cost
-from knowledge.consolidation import keys, resolution
+from knowledge.consolidation import resolution
+from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
 from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.extraction.prompts import load_prompts, render
 from knowledge.models import (
@@ -80,8 +81,8 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
     if entity is None:
         return  # merged away earlier in this run
     kind = entity.type.name
-    key = keys.entity_key(entity.name, kind)
-    keys = keys.entity_blocking_keys(entity.name, kind)
+    key = entity_key(entity.name, kind)
+    keys = entity_blocking_keys(entity.name, kind)
     resolution.lock_names(workspace, [(key, entity.type_id)])
     if key != entity.canonical_name or keys != entity.blocking_keys:
         twin = (
@@ -113,7 +114,7 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
     if match is None:
         return
     other, similarity = match
-    limits = keys.thresholds(kind)
+    limits = thresholds(kind)
     if similarity.score < limits.review or resolution.not_same(workspace, entity.pk, other.pk):
         return
     if similarity.score >= limits.auto_merge:
