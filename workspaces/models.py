@@ -8,6 +8,10 @@ from django.conf import settings
 from django.core.validators import validate_slug
 from django.db import models
 
+# Every primary key is a bigint (DEFAULT_AUTO_FIELD): a larger id names no row, and must be
+# refused before it reaches SQL, where it would be an error instead of "not found".
+MAX_ID = 2**63 - 1
+
 
 class Role(models.TextChoices):
     VIEWER = "viewer", "Viewer"
