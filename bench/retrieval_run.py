@@ -24,7 +24,8 @@ from ingest.models import Source
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.consolidation.keys import entity_key
 from knowledge.models import EntityType, ExtractionRun, RelationType
-from knowledge.retrieval import QueryVector, hybrid_search
+from knowledge.retrieval import hybrid_search
+from knowledge.retrieval.types import QueryVector
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 

@@ -11,12 +11,13 @@ import re
 import unicodedata
 
 _SPACE = re.compile(r"\s+")
-_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+# Quotes, brackets and sentence punctuation: never part of a name at its ends.
+EDGE_PUNCTUATION = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 
 
 def canonical_name(name: str) -> str:
     text = unicodedata.normalize("NFKC", name).casefold()
-    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    text = _SPACE.sub(" ", text).strip().strip(EDGE_PUNCTUATION).strip()
     return text[:300]
 
 

@@ -11,13 +11,9 @@ from typing import Annotated, Any
 from ninja import Field, Schema
 
 from knowledge.graph.base import MAX_HOPS
-from knowledge.retrieval import (
-    MAX_FILTER_ITEMS,
-    MAX_ID,
-    MAX_LIMIT,
-    MAX_QUERY_CHARS,
-    SearchResult,
-)
+from knowledge.retrieval import SearchResult
+from knowledge.retrieval.limits import MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
+from workspaces.models import MAX_ID
 
 
 class SearchIn(Schema):

@@ -21,15 +21,9 @@ from ingest.embeddings import reset_embedder
 from ingest.models import Chunk
 from knowledge.actions.curation import do_add_alias
 from knowledge.models import Entity
-from knowledge.retrieval import (
-    CONTEXT_MAX_CHARS,
-    CONTEXT_SNIPPET_CHARS,
-    ChunkHit,
-    ChunkSignals,
-    EntityHit,
-    build_context,
-    hybrid_search,
-)
+from knowledge.retrieval import hybrid_search
+from knowledge.retrieval.context import CONTEXT_MAX_CHARS, CONTEXT_SNIPPET_CHARS, build_context
+from knowledge.retrieval.types import ChunkHit, ChunkSignals, EntityHit
 from tests.knowledge.conftest import World
 from tests.support import run_pending, wait_for
 from workspaces.errors import InvalidInput
@@ -453,7 +447,7 @@ def test_the_search_command_exits_2_on_usage_errors(alice):
 def test_outside_a_transaction_the_keyword_stage_and_access_counts_run_on_the_pool(
     alice, supply_chain, settings
 ):
-    from knowledge import retrieval
+    from knowledge.retrieval import pool as retrieval
 
     settings.RETRIEVAL_THREADS = 0
     alone = hybrid_search(workspace=alice.workspace, query="Zorblax", limit=3, record_access=False)

@@ -12,7 +12,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge.retrieval import chunk_signal_summary, hybrid_search, strip_invisible
+from knowledge.retrieval import hybrid_search
+from knowledge.retrieval.context import chunk_signal_summary, strip_invisible
 from knowledge.retrieval_schemas import search_payload
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput

@@ -1,0 +1,29 @@
+"""Hybrid retrieval: the chunks, entities, relations and paths that answer a query.
+
+Four signals run, each capped at RETRIEVAL_CANDIDATES and answered from an index — vector,
+keyword, recognition and graph (why four: `signals`). Chunk rankings are fused with
+weighted reciprocal rank fusion; everything is scoped to one workspace; a Markdown context
+block meant for an LLM prompt quotes the hostile document text safely. A read with one
+side effect: `record_access` counts what was returned.
+
+- `search`: `hybrid_search`, the orchestrator: arguments checked, stages run and timed;
+- `types`: the result (`SearchResult` and its hits) and the values stages pass on;
+- `limits`: the request bounds the API schema states too;
+- `signals/`: `vector`, `keyword`, `recognition`, `expansion` (the graph signal), `scope`;
+- `fusion`: reciprocal rank fusion of chunks and of entities;
+- `hydration`: the fused ids made into hits (entities, chunks, relations, paths);
+- `access`: the access counts, the search's one write;
+- `pool`: the thread pool the keyword signal and the access counts run on;
+- `context`: the context block, and the text neutralising it needs.
+
+Callers import `hybrid_search`, `SearchResult` and `close_retrieval_pool` from here, and
+anything else from its own module.
+"""
+
+from __future__ import annotations
+
+from knowledge.retrieval.pool import close_retrieval_pool
+from knowledge.retrieval.search import hybrid_search
+from knowledge.retrieval.types import SearchResult
+
+__all__ = ["SearchResult", "close_retrieval_pool", "hybrid_search"]
