@@ -13,9 +13,9 @@ from django.core.management import call_command
 from django.db import connection, transaction
 
 from bench.cleanup import drop_workspace
+from knowledge.actions.resolution import resolve_entities
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key
-from knowledge.consolidation.resolution import resolve_entities
 from knowledge.models import Entity, EntityType
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace

@@ -17,11 +17,8 @@ from django.core.management import call_command
 from bench.extract_world import ORGS, PEOPLE, PLACES
 from ingest.actions.sources import do_add_file, do_create_source, do_start_source
 from ingest.models import Document, Source
-from knowledge.actions.extraction import (
-    _ensure_runs,
-    do_extract_documents,
-    document_windows,
-)
+from knowledge.actions.extraction.documents import do_extract_documents
+from knowledge.actions.extraction.runs import document_windows, ensure_runs
 from knowledge.extraction.extractors import get_extractor, reset_extractor
 from knowledge.models import Entity, ExtractionRun
 from knowledge.selectors.schema import get_schema_snapshot
@@ -76,7 +73,7 @@ def timed_requests(documents: list[Document]) -> dict[str, float]:
     windows = [w for d in documents for w in document_windows(d)]
     schema = get_schema_snapshot(source.workspace)
     started = time.perf_counter()
-    ensured = _ensure_runs(source=source, windows=windows, extractor=get_extractor(), schema=schema)
+    ensured = ensure_runs(source=source, windows=windows, extractor=get_extractor(), schema=schema)
     elapsed = time.perf_counter() - started
     assert not ensured.error, ensured.error
     return {"windows": ensured.extracted, "seconds": elapsed,
@@ -111,9 +108,6 @@ def main() -> None:
     settings.INGEST_PIPELINE_STAGES = [
         s for s in settings.INGEST_PIPELINE_STAGES if not s.startswith("knowledge.")
     ]
-    from ingest.actions import pipeline
-
-    pipeline._load_stages.cache_clear()
     _source, documents = build_corpus(args.windows)
     windows = [w for d in documents for w in document_windows(d)]
     tokens = statistics.median(w.tokens for w in windows)

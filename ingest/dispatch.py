@@ -1,47 +1,28 @@
-"""Hand work to the task worker, after the transaction that created it commits.
+"""Documents go to the pipeline in groups of INGEST_DOCUMENTS_PER_TASK, however they go.
 
-Actions call these instead of importing `ingest.tasks` (which imports the actions): the
-worker must never see a document id whose row is not committed yet.
+The chunks of a group are embedded in one length-sorted call (ingest/actions/pipeline.py),
+so a worker task, a command processing inline and a crawl handing pages on all cut the same
+groups. Tasks are enqueued by dotted path once the transaction commits (system/enqueue.py):
+no action imports `ingest.tasks`, and the worker never sees an uncommitted document.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import partial
 
 from django.conf import settings
-from django.db import transaction
+
+from system.enqueue import enqueue_on_commit
 
 
-def _enqueue_documents(ids: list[int]) -> None:
-    from ingest.tasks import process_documents
-
+def document_groups(document_ids: Iterable[int]) -> list[list[int]]:
+    """`document_ids` cut into the groups one pipeline run (one task) takes."""
+    ids = list(document_ids)
     size = max(1, settings.INGEST_DOCUMENTS_PER_TASK)
-    for start in range(0, len(ids), size):
-        process_documents.enqueue(ids[start : start + size])
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
 
 
 def enqueue_documents(document_ids: Iterable[int]) -> None:
-    ids = list(document_ids)
-    if ids:
-        transaction.on_commit(partial(_enqueue_documents, ids))
-
-
-def _enqueue_source_deletion(source_id: int) -> None:
-    from ingest.tasks import delete_source
-
-    delete_source.enqueue(source_id)
-
-
-def enqueue_source_deletion(source_id: int) -> None:
-    transaction.on_commit(partial(_enqueue_source_deletion, source_id))
-
-
-def _enqueue_crawl(source_id: int) -> None:
-    from ingest.tasks import crawl_source
-
-    crawl_source.enqueue(source_id)
-
-
-def enqueue_crawl(source_id: int) -> None:
-    transaction.on_commit(partial(_enqueue_crawl, source_id))
+    """Process the documents in the worker, one task per group, after commit."""
+    for group in document_groups(document_ids):
+        enqueue_on_commit("ingest.tasks.process_documents", group)

@@ -2,16 +2,26 @@
 and INGEST_DELETION_HOOKS in config/settings/base.py).
 
 `extract` takes an embedded document through extraction (its group step sends the windows
-of a whole group of documents out together); `forget_chunks` takes back the evidence of
+of a whole group of documents out together); `consolidate` puts what extraction left in
+doubt to the LLM (knowledge/actions/review.py); `forget_chunks` takes back the evidence of
 chunks before the ingest app deletes them.
 """
 
 from __future__ import annotations
 
+from ingest.models import Document
 from ingest.stages import group_prepared
-from knowledge.actions.extraction import do_forget_chunks, extract_document, extract_group
+from knowledge.actions.evidence import do_forget_chunks
+from knowledge.actions.extraction.documents import extract_document, extract_group
+from knowledge.actions.review import do_review_documents
 
 extract = group_prepared(extract_group)(extract_document)
+
+
+def consolidate(*, document: Document) -> None:
+    """After extraction: the LLM's review of doubtful pairs among the document's entities
+    and summaries of descriptions grown long (nothing without an LLM)."""
+    do_review_documents(documents=[document])
 
 
 def forget_chunks(*, chunk_ids: list[int]) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.tasks import task
 
 from ingest.models import Source
-from knowledge.actions.extraction import do_extract_source
+from knowledge.actions.communities import do_compute_communities
+from knowledge.actions.extraction.documents import do_extract_source
 from workspaces.models import Workspace
 
 
@@ -21,10 +22,6 @@ def extract_source(source_id: int, force: bool = False) -> str:
 @task
 def compute_communities(workspace_id: int) -> str:
     """Recompute a workspace's communities (after a large ingest or on a schedule)."""
-    # Imported here: networkx is loaded by the worker that runs this, not by every process
-    # that imports the task to enqueue it.
-    from knowledge.graph.communities import do_compute_communities
-
     workspace = Workspace.objects.filter(pk=workspace_id).first()
     if workspace is None:
         return "missing"

@@ -122,7 +122,7 @@ if DATABASE_URL:
 else:
     DATABASES = {
         "default": {
-            "ENGINE": "config.embedded_db",
+            "ENGINE": "system.embedded_db",
             "NAME": "graphloom",
             "USER": "postgres",
             "CONN_MAX_AGE": 60,
@@ -231,7 +231,7 @@ if os.environ.get("GRAPH_BACKEND", "postgres") == "neo4j":
 else:
     GRAPH_BACKENDS = {"default": {"BACKEND": "knowledge.graph.postgres.PostgresGraphBackend"}}
 
-# --- Retrieval (knowledge/retrieval.py) ---------------------------------------------------
+# --- Retrieval (knowledge/retrieval/) ---------------------------------------------------
 # Reciprocal rank fusion constant (k in 1 / (k + rank)) and the weight of each signal.
 RETRIEVAL_RRF_K = int(env_float("RETRIEVAL_RRF_K", 60))
 RETRIEVAL_VECTOR_WEIGHT = env_float("RETRIEVAL_VECTOR_WEIGHT", 1.0)
@@ -270,6 +270,7 @@ INGEST_PIPELINE_STAGES = [
     "ingest.stages.chunk",
     "ingest.stages.embed",
     "knowledge.stages.extract",
+    "knowledge.stages.consolidate",
 ]
 # Called with `chunk_ids=` before chunks are deleted (changed text, a gone page, a deleted
 # source), so apps built on ingest (the graph) take back what those chunks contributed.

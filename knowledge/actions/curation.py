@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from knowledge.actions.extraction import do_refresh_derived
+from knowledge.actions.evidence import do_refresh_derived
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key
 from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import (
@@ -156,62 +156,12 @@ def do_merge_entities(
             "suggestions": [],
             "reasons": reasons or [],
         }
-        names = {}
-        for entity in merged:
-            names[entity.pk] = sorted(_names_of(entity))
-            mention_ids = list(Mention.objects.filter(entity=entity).values_list("pk", flat=True))
-            payload["mentions"][str(entity.pk)] = mention_ids
-            Mention.objects.filter(pk__in=mention_ids).update(entity=survivor)
-        payload["names"] = {str(pk): value for pk, value in names.items()}
+        names = _move_mentions(survivor, merged, payload)
 
         touched_relations = _fold_relations(workspace, survivor, merged_ids, payload)
 
-        moved = list(Alias.objects.filter(entity_id__in=merged_ids).values_list("pk", "entity_id"))
-        payload["aliases_moved"] = moved
-        for alias_id, _ in moved:
-            alias = Alias.objects.get(pk=alias_id)
-            if Alias.objects.filter(entity=survivor, canonical=alias.canonical).exists():
-                # The survivor already answers to it; remember the row to recreate it.
-                payload.setdefault("aliases_deleted", []).append(
-                    {"entity_id": alias.entity_id, "name": alias.name,
-                     "canonical": alias.canonical, "origin": alias.origin}
-                )  # fmt: skip
-                alias.delete()
-            else:
-                Alias.objects.filter(pk=alias_id).update(entity=survivor)
-        for entity in merged:
-            if (
-                entity.canonical_name != survivor.canonical_name
-                and not Alias.objects.filter(
-                    entity=survivor, canonical=entity.canonical_name
-                ).exists()
-            ):
-                alias = Alias.objects.create(
-                    workspace=workspace,
-                    entity=survivor,
-                    name=entity.name,
-                    canonical=entity.canonical_name,
-                    origin=AliasOrigin.MERGE if not automatic else AliasOrigin.AUTO,
-                )
-                payload["aliases_created"].append(alias.pk)
-
-        rules = CurationRule.objects.for_workspace(workspace).filter(
-            active=True, kind=RuleKind.ALIAS_PIN, entity_id__in=merged_ids
-        )
-        payload["rules_moved"] = list(rules.values_list("pk", "entity_id"))
-        rules.update(entity=survivor)
-
-        suggestions = (
-            MergeSuggestion.objects.for_workspace(workspace)
-            .filter(status=SuggestionStatus.OPEN)
-            .filter(
-                Q(entity_a_id__in=merged_ids, entity_b=survivor)
-                | Q(entity_a=survivor, entity_b_id__in=merged_ids)
-                | Q(entity_a_id__in=merged_ids, entity_b_id__in=merged_ids)
-            )
-        )
-        payload["suggestions"] = list(suggestions.values_list("pk", flat=True))
-        suggestions.update(status=SuggestionStatus.ACCEPTED, decided_at=timezone.now())
+        _move_aliases(workspace, survivor, merged, payload, automatic=automatic)
+        _move_rules_and_suggestions(workspace, survivor, merged_ids, payload)
 
         for entity in merged:
             entity.state = EntityState.MERGED
@@ -229,16 +179,7 @@ def do_merge_entities(
             summary=f"Merged {', '.join(repr(e.name) for e in merged)} into {survivor.name!r}",
         )
         Alias.objects.filter(pk__in=payload["aliases_created"]).update(event=event)
-        for entity in merged:
-            for canonical in names[entity.pk]:
-                CurationRule.objects.create(
-                    workspace=workspace,
-                    kind=RuleKind.ALIAS_PIN,
-                    canonical=canonical,
-                    entity_type_id=entity.type_id,
-                    entity=survivor,
-                    event=event,
-                )
+        _pin_merged_names(workspace, survivor, merged, names, event)
         _sync_alias_list([survivor.pk, *merged_ids])
         do_refresh_derived(
             workspace_id=workspace.pk,
@@ -247,6 +188,102 @@ def do_merge_entities(
             prune=False,
         )
     return event
+
+
+def _move_mentions(
+    survivor: Entity, merged: list[Entity], payload: dict[str, Any]
+) -> dict[int, list[str]]:
+    """The merged entities' mentions go to the survivor (their ids kept for the undo);
+    returns each merged entity's names, to pin them to the survivor."""
+    names = {}
+    for entity in merged:
+        names[entity.pk] = sorted(_names_of(entity))
+        mention_ids = list(Mention.objects.filter(entity=entity).values_list("pk", flat=True))
+        payload["mentions"][str(entity.pk)] = mention_ids
+        Mention.objects.filter(pk__in=mention_ids).update(entity=survivor)
+    payload["names"] = {str(pk): value for pk, value in names.items()}
+    return names
+
+
+def _move_aliases(
+    workspace: Workspace,
+    survivor: Entity,
+    merged: list[Entity],
+    payload: dict[str, Any],
+    *,
+    automatic: bool,
+) -> None:
+    """The merged entities' aliases, and their own names, become the survivor's."""
+    merged_ids = [entity.pk for entity in merged]
+    moved = list(Alias.objects.filter(entity_id__in=merged_ids).values_list("pk", "entity_id"))
+    payload["aliases_moved"] = moved
+    for alias_id, _ in moved:
+        alias = Alias.objects.get(pk=alias_id)
+        if Alias.objects.filter(entity=survivor, canonical=alias.canonical).exists():
+            # The survivor already answers to it; remember the row to recreate it.
+            payload.setdefault("aliases_deleted", []).append(
+                {"entity_id": alias.entity_id, "name": alias.name,
+                 "canonical": alias.canonical, "origin": alias.origin}
+            )  # fmt: skip
+            alias.delete()
+        else:
+            Alias.objects.filter(pk=alias_id).update(entity=survivor)
+    for entity in merged:
+        if (
+            entity.canonical_name != survivor.canonical_name
+            and not Alias.objects.filter(entity=survivor, canonical=entity.canonical_name).exists()
+        ):
+            alias = Alias.objects.create(
+                workspace=workspace,
+                entity=survivor,
+                name=entity.name,
+                canonical=entity.canonical_name,
+                origin=AliasOrigin.MERGE if not automatic else AliasOrigin.AUTO,
+            )
+            payload["aliases_created"].append(alias.pk)
+
+
+def _move_rules_and_suggestions(
+    workspace: Workspace, survivor: Entity, merged_ids: list[int], payload: dict[str, Any]
+) -> None:
+    """Pins to a merged entity now pin to the survivor; open suggestions among the merged
+    entities and the survivor are settled (accepted) by the merge."""
+    rules = CurationRule.objects.for_workspace(workspace).filter(
+        active=True, kind=RuleKind.ALIAS_PIN, entity_id__in=merged_ids
+    )
+    payload["rules_moved"] = list(rules.values_list("pk", "entity_id"))
+    rules.update(entity=survivor)
+    suggestions = (
+        MergeSuggestion.objects.for_workspace(workspace)
+        .filter(status=SuggestionStatus.OPEN)
+        .filter(
+            Q(entity_a_id__in=merged_ids, entity_b=survivor)
+            | Q(entity_a=survivor, entity_b_id__in=merged_ids)
+            | Q(entity_a_id__in=merged_ids, entity_b_id__in=merged_ids)
+        )
+    )
+    payload["suggestions"] = list(suggestions.values_list("pk", flat=True))
+    suggestions.update(status=SuggestionStatus.ACCEPTED, decided_at=timezone.now())
+
+
+def _pin_merged_names(
+    workspace: Workspace,
+    survivor: Entity,
+    merged: list[Entity],
+    names: dict[int, list[str]],
+    event: CurationEvent,
+) -> None:
+    """Later extraction sends the merged names to the survivor (rules the undo retires)."""
+    for entity in merged:
+        for canonical in names[entity.pk]:
+            CurationRule.objects.create(
+                workspace=workspace,
+                kind=RuleKind.ALIAS_PIN,
+                canonical=canonical,
+                entity_type_id=entity.type_id,
+                entity=survivor,
+                event=event,
+            )
 
 
 def _fold_relations(
@@ -315,18 +352,7 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
     weights as they were before it. Mentions added since by ingestion under a merged
     entity's names go back to it; the pair is remembered as "not the same"."""
     with transaction.atomic():
-        event = (
-            CurationEvent.objects.for_workspace(workspace)
-            .select_for_update()
-            .filter(pk=event_id)
-            .first()
-        )
-        if event is None:
-            raise NotFound(f"No curation event {event_id} in this workspace.")
-        if event.action not in {CurationAction.MERGE, CurationAction.AUTO_MERGE}:
-            raise Conflict(f"Event {event_id} is a {event.action}, not a merge.")
-        if event.undone_by_id:
-            raise Conflict(f"Merge {event_id} was undone already (event {event.undone_by_id}).")
+        event = _locked_merge_event(workspace, event_id)
         payload = event.payload
         survivor_id = payload["survivor"]["id"]
         merged_ids = [m["id"] for m in payload["merged"]]
@@ -344,54 +370,11 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
             entity = entities[snapshot["id"]]
             _restore(entity, {k: v for k, v in snapshot.items() if k != "id"})
             entity.save()
-        for entity_id, mention_ids in payload["mentions"].items():
-            Mention.objects.filter(pk__in=mention_ids, entity=survivor).update(
-                entity_id=int(entity_id)
-            )
-        # Later ingestion sent the merged names to the survivor; they go back with them.
-        survivor_names = {survivor.canonical_name} | {
-            c
-            for c in Alias.objects.filter(entity=survivor).values_list("canonical", flat=True)
-            if not any(c in names for names in payload.get("names", {}).values())
-        }
-        later = Mention.objects.filter(entity=survivor, created_at__gt=event.created_at)
-        for entity_id, names in payload.get("names", {}).items():
-            own = set(names) - survivor_names
-            ids = [
-                m.pk for m in later.only("pk", "surface_form")
-                if entity_key(m.surface_form, survivor.type.name) in own
-            ]  # fmt: skip
-            Mention.objects.filter(pk__in=ids).update(entity_id=int(entity_id))
+        _return_mentions(survivor, event)
 
-        touched: set[int] = set()
-        for move in payload["evidence"]:
-            RelationEvidence.objects.filter(pk__in=move["ids"]).update(relation_id=move["from"])
-        for snapshot in payload["relations"]:
-            relation = Relation.objects.select_for_update().filter(pk=snapshot["id"]).first()
-            if relation is None:
-                continue
-            if relation.merged_into_id:
-                touched.add(relation.merged_into_id)
-            _restore(relation, {k: v for k, v in snapshot.items() if k != "id"})
-            relation.save()
-            touched.add(relation.pk)
+        touched = _restore_relations(payload)
 
-        Alias.objects.filter(pk__in=payload["aliases_created"]).delete()
-        for alias_id, entity_id in payload["aliases_moved"]:
-            Alias.objects.filter(pk=alias_id).update(entity_id=entity_id)
-        for row in payload.get("aliases_deleted", []):
-            Alias.objects.get_or_create(
-                workspace=workspace,
-                entity_id=row["entity_id"],
-                canonical=row["canonical"],
-                defaults={"name": row["name"], "origin": row["origin"]},
-            )
-        CurationRule.objects.filter(event=event).update(active=False)
-        for rule_id, entity_id in payload["rules_moved"]:
-            CurationRule.objects.filter(pk=rule_id).update(entity_id=entity_id)
-        MergeSuggestion.objects.filter(pk__in=payload["suggestions"]).update(
-            status=SuggestionStatus.REJECTED, decided_by=actor, decided_at=timezone.now()
-        )
+        _restore_aliases_and_rules(workspace, event, actor)
         undo = _event(
             workspace,
             CurationAction.UNMERGE,
@@ -412,6 +395,87 @@ def do_unmerge(*, workspace: Workspace, event_id: int, actor: User | None = None
             prune=False,
         )
     return undo
+
+
+def _locked_merge_event(workspace: Workspace, event_id: int) -> CurationEvent:
+    """The merge event to undo, locked; a missing, other or undone event is refused."""
+    event = (
+        CurationEvent.objects.for_workspace(workspace)
+        .select_for_update()
+        .filter(pk=event_id)
+        .first()
+    )
+    if event is None:
+        raise NotFound(f"No curation event {event_id} in this workspace.")
+    if event.action not in {CurationAction.MERGE, CurationAction.AUTO_MERGE}:
+        raise Conflict(f"Event {event_id} is a {event.action}, not a merge.")
+    if event.undone_by_id:
+        raise Conflict(f"Merge {event_id} was undone already (event {event.undone_by_id}).")
+    return event
+
+
+def _return_mentions(survivor: Entity, event: CurationEvent) -> None:
+    """The merged entities take back their mentions, and those ingestion sent to the
+    survivor under their names since the merge."""
+    payload = event.payload
+    for entity_id, mention_ids in payload["mentions"].items():
+        Mention.objects.filter(pk__in=mention_ids, entity=survivor).update(entity_id=int(entity_id))
+    # Later ingestion sent the merged names to the survivor; they go back with them.
+    survivor_names = {survivor.canonical_name} | {
+        c
+        for c in Alias.objects.filter(entity=survivor).values_list("canonical", flat=True)
+        if not any(c in names for names in payload.get("names", {}).values())
+    }
+    later = Mention.objects.filter(entity=survivor, created_at__gt=event.created_at)
+    for entity_id, names in payload.get("names", {}).items():
+        own = set(names) - survivor_names
+        ids = [
+            m.pk for m in later.only("pk", "surface_form")
+            if entity_key(m.surface_form, survivor.type.name) in own
+        ]  # fmt: skip
+        Mention.objects.filter(pk__in=ids).update(entity_id=int(entity_id))
+
+
+def _restore_relations(payload: dict[str, Any]) -> set[int]:
+    """Edges and moved evidence as they were; returns the relations touched."""
+    touched: set[int] = set()
+    for move in payload["evidence"]:
+        RelationEvidence.objects.filter(pk__in=move["ids"]).update(relation_id=move["from"])
+    for snapshot in payload["relations"]:
+        relation = Relation.objects.select_for_update().filter(pk=snapshot["id"]).first()
+        if relation is None:
+            continue
+        if relation.merged_into_id:
+            touched.add(relation.merged_into_id)
+        _restore(relation, {k: v for k, v in snapshot.items() if k != "id"})
+        relation.save()
+        touched.add(relation.pk)
+
+    return touched
+
+
+def _restore_aliases_and_rules(
+    workspace: Workspace, event: CurationEvent, actor: User | None
+) -> None:
+    """Aliases, pins and the suggestions the merge settled, as before it (the suggestions
+    rejected: a person undid the merge)."""
+    payload = event.payload
+    Alias.objects.filter(pk__in=payload["aliases_created"]).delete()
+    for alias_id, entity_id in payload["aliases_moved"]:
+        Alias.objects.filter(pk=alias_id).update(entity_id=entity_id)
+    for row in payload.get("aliases_deleted", []):
+        Alias.objects.get_or_create(
+            workspace=workspace,
+            entity_id=row["entity_id"],
+            canonical=row["canonical"],
+            defaults={"name": row["name"], "origin": row["origin"]},
+        )
+    CurationRule.objects.filter(event=event).update(active=False)
+    for rule_id, entity_id in payload["rules_moved"]:
+        CurationRule.objects.filter(pk=rule_id).update(entity_id=entity_id)
+    MergeSuggestion.objects.filter(pk__in=payload["suggestions"]).update(
+        status=SuggestionStatus.REJECTED, decided_by=actor, decided_at=timezone.now()
+    )
 
 
 def _not_same(workspace: Workspace, a: int, b: int, event: CurationEvent) -> None:

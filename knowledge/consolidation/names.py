@@ -719,6 +719,31 @@ def name_similarity(
     tb = _key_tokens(b, suffixes, strip_suffixes=True)
     ka = " ".join(t.key for t in ta)
     kb = " ".join(t.key for t in tb)
+    decided = _decided_by_keys(a, b, ka, kb, suffixes)
+    if decided is not None:
+        return decided
+    token_set = fuzz.token_set_ratio(ka, kb) / 100
+    ratio = fuzz.ratio(ka, kb) / 100
+    token_sort = fuzz.token_sort_ratio(ka, kb) / 100
+    score = 0.7 * max(ratio, token_sort) + 0.3 * token_set
+    reasons = [f"token-set {token_set:.2f}", f"ratio {ratio:.2f}", f"token-sort {token_sort:.2f}"]
+    side_a, side_b = _Side.of(ta), _Side.of(tb)
+    for low, high, reason in (
+        _word_bounds(ka, kb, side_a, side_b),
+        *_number_bounds(side_a, side_b),
+    ):
+        score = min(max(score, low), high)
+        reasons.append(reason)
+    return Similarity(round(score, 4), tuple(reasons))
+
+
+Bounds = tuple[float, float, str]  # the score is clamped into [low, high], for the reason
+
+
+def _decided_by_keys(
+    a: str, b: str, ka: str, kb: str, suffixes: Iterable[str]
+) -> Similarity | None:
+    """Step 1: names whose keys alone decide (empty, equal, equal letters, an acronym)."""
     if not ka or not kb:
         return Similarity(0.0, ("empty name",))
     if ka == kb:
@@ -727,61 +752,52 @@ def name_similarity(
         return Similarity(0.95, ("same letters ignoring spacing and punctuation",))
     if _acronym_match(a, b, suffixes):
         return Similarity(0.93, ("acronym",))
+    return None
 
-    token_set = fuzz.token_set_ratio(ka, kb) / 100
-    ratio = fuzz.ratio(ka, kb) / 100
-    token_sort = fuzz.token_sort_ratio(ka, kb) / 100
-    score = 0.7 * max(ratio, token_sort) + 0.3 * token_set
-    reasons = [f"token-set {token_set:.2f}", f"ratio {ratio:.2f}", f"token-sort {token_sort:.2f}"]
 
-    def clamp(low: float, high: float, reason: str) -> None:
-        nonlocal score
-        score = min(max(score, low), high)
-        reasons.append(reason)
-
-    side_a, side_b = _Side.of(ta), _Side.of(tb)
+def _word_bounds(ka: str, kb: str, side_a: _Side, side_b: _Side) -> Bounds:
+    """Step 3: what the words left after aligning them one to one say."""
     found = _align(side_a, side_b)
     left_a = [side_a.key(i) for i in side_a.left]
     left_b = [side_b.key(i) for i in side_b.left]
     if left_a and left_b:
         short, long = sorted((ka, kb), key=len)
         if " " not in short and len(short) <= 6 and short in long and short not in long.split():
-            clamp(0.0, 0.3, f"substring only ({short!r} in {long!r})")
-        else:
-            clamp(0.0, 0.5, f"different words ({' '.join(left_a)} / {' '.join(left_b)})")
-    elif left_a or left_b:
+            return 0.0, 0.3, f"substring only ({short!r} in {long!r})"
+        return 0.0, 0.5, f"different words ({' '.join(left_a)} / {' '.join(left_b)})"
+    if left_a or left_b:
         side = side_a if left_a else side_b
         extra = left_a or left_b
         qualifiers = [w for w in extra if w in _QUALIFIERS]
         matched = [i for i in range(len(side.tokens)) if i not in side.left]
         if qualifiers:
-            clamp(0.0, 0.4, f"qualifier in one name only ({' '.join(qualifiers)})")
-        elif matched and min(side.left) > max(matched):
-            clamp(0.0, 0.7, f"extra words after ({' '.join(extra)})")
-        else:
-            clamp(0.75, 0.85, f"extra words ({' '.join(extra)})")
-    elif "initial" in found.kinds:
-        clamp(0.75, 0.85, "initials or shortened words")
-    elif "typo" in found.kinds:
-        clamp(0.9, 0.9, "typo")
-    elif any(j2 < j1 for (_, j1), (_, j2) in zip(found.pairs, found.pairs[1:], strict=False)):
+            return 0.0, 0.4, f"qualifier in one name only ({' '.join(qualifiers)})"
+        if matched and min(side.left) > max(matched):
+            return 0.0, 0.7, f"extra words after ({' '.join(extra)})"
+        return 0.75, 0.85, f"extra words ({' '.join(extra)})"
+    if "initial" in found.kinds:
+        return 0.75, 0.85, "initials or shortened words"
+    if "typo" in found.kinds:
+        return 0.9, 0.9, "typo"
+    if any(j2 < j1 for (_, j1), (_, j2) in zip(found.pairs, found.pairs[1:], strict=False)):
         if side_a.filler != side_b.filler:
-            clamp(0.0, 0.85, "same words in another order, joined differently")
-        else:
-            clamp(0.85, 1.0, "same words in another order")
-    elif found.kinds & {"acronym", "spacing"}:
-        clamp(0.9, 1.0, "acronym of words" if "acronym" in found.kinds else "words run together")
-    else:
-        clamp(0.95, 1.0, "same words")
+            return 0.0, 0.85, "same words in another order, joined differently"
+        return 0.85, 1.0, "same words in another order"
+    if found.kinds & {"acronym", "spacing"}:
+        return 0.9, 1.0, "acronym of words" if "acronym" in found.kinds else "words run together"
+    return 0.95, 1.0, "same words"
 
+
+def _number_bounds(side_a: _Side, side_b: _Side) -> list[Bounds]:
+    """Step 4: different numbers, or a number in one name only."""
     numbers_a = {n for n in side_a.numbers if n is not None}
     numbers_b = {n for n in side_b.numbers if n is not None}
     if numbers_a and numbers_b and numbers_a != numbers_b:
         shown = " vs ".join(" ".join(sorted(n)) for n in (numbers_a, numbers_b))
-        clamp(0.0, 0.3, f"number differs ({shown})")
-    elif numbers_a != numbers_b:
-        clamp(0.0, 0.6, "number in one name only")
-    return Similarity(round(score, 4), tuple(reasons))
+        return [(0.0, 0.3, f"number differs ({shown})")]
+    if numbers_a != numbers_b:
+        return [(0.0, 0.6, "number in one name only")]
+    return []
 
 
 # --- thresholds -----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Protocol
 from django.conf import settings
 
 from knowledge.extraction.llm import LlmClient, LlmError, estimate_tokens
+from knowledge.extraction.offline import get_offline_extractor
 from knowledge.extraction.parsing import parse_extraction_output
 from knowledge.extraction.prompts import PromptSet, load_prompts
 from knowledge.extraction.schema import SchemaSnapshot
@@ -196,8 +197,6 @@ class OfflineExtractorAdapter:
     kind = "offline"
 
     def __init__(self) -> None:
-        from knowledge.extraction.offline import get_offline_extractor
-
         self._inner = get_offline_extractor()
         self.model_id = self._inner.model_id
         self.prompt_version = self._inner.prompt_version

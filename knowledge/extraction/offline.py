@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
+from system.loading import LoadOnce
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -245,32 +246,20 @@ def _load() -> OfflineExtractor:
     return OfflineExtractor(nlp, model_id)
 
 
-_state: dict[str, OfflineExtractor | OfflineExtractorUnavailable] = {}
-_state_lock = threading.Lock()
+_loaded = LoadOnce(
+    lambda: _load(), unavailable=OfflineExtractorUnavailable, label="offline extractor"
+)
 
 
 def get_offline_extractor() -> OfflineExtractor:
     """The process's offline extractor; raises OfflineExtractorUnavailable (remembered, so a
     broken install is reported once, not re-hashed on every window) if it cannot load."""
-    with _state_lock:
-        if PACKAGE not in _state:
-            try:
-                loaded = _load()
-                logger.info("Loaded offline extractor %s", loaded.model_id)
-                _state[PACKAGE] = loaded
-            except OfflineExtractorUnavailable as exc:
-                logger.warning("Offline extractor unavailable: %s", exc)
-                _state[PACKAGE] = exc
-        value = _state[PACKAGE]
-    if isinstance(value, OfflineExtractorUnavailable):
-        raise value
-    return value
+    return _loaded.get(PACKAGE)
 
 
 def reset_offline_extractor() -> None:
     """Forget the loaded pipeline (tests; after reinstalling the package in a live process)."""
-    with _state_lock:
-        _state.clear()
+    _loaded.reset()
 
 
 # --- extraction ----------------------------------------------------------------------------

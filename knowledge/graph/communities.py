@@ -13,44 +13,41 @@ graph. An entity without relations is a community of its own.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import batched
+from typing import TYPE_CHECKING
 
-import networkx as nx
-from django.db import connection, transaction
-from networkx.algorithms.community import louvain_communities, modularity
-
-from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import Entity, EntityState, Relation
 from workspaces.models import Workspace
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 SEED = 7
 RESOLUTION = 1.0
 # Louvain weighs an edge by its weight; a relation whose weight is zero (no evidence
 # strength recorded) still holds its two ends together, a little.
 MIN_WEIGHT = 0.01
-UPDATE_BATCH = 5000
 
 
 @dataclass(frozen=True, slots=True)
-class CommunityReport:
+class Detected:
+    """The communities found (entity id -> number) and what they were found in."""
+
+    assignment: dict[int, int]
+    sizes: list[int]
     entities: int
     relations: int
-    communities: int
-    # Size of the largest community, and how many entities have no relation at all (each a
-    # community of one).
-    largest: int
     isolated: int
     modularity: float
-    # Entities whose community number changed (those written).
-    changed: int
-    seconds: float
 
 
 def _graph(workspace: Workspace) -> tuple[nx.Graph, int]:
     """The active graph, undirected, and how many relations it was made of."""
+    # networkx is loaded by the worker that runs this, not by every process that imports
+    # the task or the action to enqueue or call it.
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(
         Entity.objects.for_workspace(workspace)
@@ -85,40 +82,10 @@ def numbered(groups: Iterable[Iterable[int]]) -> dict[int, int]:
     return {entity: number for number, group in enumerate(ordered) for entity in group}
 
 
-def _store(workspace: Workspace, assignment: dict[int, int]) -> list[int]:
-    """Write the numbers (only rows whose number changes) and clear the number of entities
-    no longer active; returns the ids written."""
-    changed: list[int] = []
-    with connection.cursor() as cursor:
-        for batch in batched(sorted(assignment.items()), UPDATE_BATCH):
-            cursor.execute(
-                """
-                UPDATE knowledge_entity AS e SET community = v.community
-                FROM unnest(%s::bigint[], %s::int[]) AS v(id, community)
-                WHERE e.id = v.id AND e.workspace_id = %s
-                  AND e.community IS DISTINCT FROM v.community
-                RETURNING e.id
-                """,
-                [[pk for pk, _ in batch], [n for _, n in batch], workspace.pk],
-            )
-            changed.extend(row[0] for row in cursor.fetchall())
-        cursor.execute(
-            """
-            UPDATE knowledge_entity SET community = NULL
-            WHERE workspace_id = %s AND state <> 'active' AND community IS NOT NULL
-            RETURNING id
-            """,
-            [workspace.pk],
-        )
-        changed.extend(row[0] for row in cursor.fetchall())
-    return changed
+def detect_communities(workspace: Workspace) -> Detected:
+    """Louvain over the workspace's active graph, numbered by `numbered`."""
+    from networkx.algorithms.community import louvain_communities, modularity
 
-
-def do_compute_communities(*, workspace: Workspace) -> CommunityReport:
-    """Detect the communities of the workspace's active graph and store each entity's
-    number on `Entity.community` (one transaction: readers see the old numbering or the
-    new one, never a mix); projections get the entities whose number changed."""
-    started = time.perf_counter()
     graph, relations = _graph(workspace)
     if graph.number_of_edges():
         groups = louvain_communities(graph, weight="weight", resolution=RESOLUTION, seed=SEED)
@@ -127,18 +94,11 @@ def do_compute_communities(*, workspace: Workspace) -> CommunityReport:
         # Nothing links anything: every entity is its own community (and modularity,
         # undefined without edges, is reported as 0).
         groups, quality = [{node} for node in graph.nodes], 0.0
-    assignment = numbered(groups)
-    with transaction.atomic():
-        changed = _store(workspace, assignment)
-        schedule_graph_sync(workspace_id=workspace.pk, entity_ids=changed, relation_ids=[])
-    sizes = [len(group) for group in groups]
-    return CommunityReport(
+    return Detected(
+        assignment=numbered(groups),
+        sizes=[len(group) for group in groups],
         entities=graph.number_of_nodes(),
         relations=relations,
-        communities=len(groups),
-        largest=max(sizes, default=0),
         isolated=sum(1 for node in graph.nodes if graph.degree(node) == 0),
         modularity=round(float(quality), 4),
-        changed=len(changed),
-        seconds=round(time.perf_counter() - started, 3),
     )

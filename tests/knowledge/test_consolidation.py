@@ -17,9 +17,9 @@ from knowledge.actions.curation import (
     do_retype_entity,
     do_unmerge,
 )
-from knowledge.actions.extraction import do_extract_source
+from knowledge.actions.extraction.documents import do_extract_source
+from knowledge.actions.resolution import resolve_entities
 from knowledge.actions.schema import do_ensure_default_schema
-from knowledge.consolidation.resolution import resolve_entities
 from knowledge.models import (
     CurationEvent,
     Entity,
@@ -328,7 +328,7 @@ def test_with_an_llm_the_review_band_is_decided_in_batches_and_recorded(
 def test_verdict_parsing_tolerates_formats_and_never_raises():
     import random
 
-    from knowledge.actions.consolidation import parse_verdicts
+    from knowledge.actions.review import parse_verdicts
 
     text = "Here you go:\n1) SAME - same company\n**2: different** \u2014 other city\n3 unsure\n9: same"
     assert parse_verdicts(text, count=3) == {
@@ -342,7 +342,7 @@ def test_verdict_parsing_tolerates_formats_and_never_raises():
 
 
 def test_with_an_llm_a_long_description_is_summarised_once_and_reused(llm, ingest_text, alice):
-    from knowledge.actions.consolidation import do_summarize_descriptions
+    from knowledge.actions.review import do_summarize_descriptions
 
     calls: list[str] = []
 

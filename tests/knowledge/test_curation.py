@@ -20,7 +20,7 @@ from knowledge.actions.curation import (
     do_split_entity,
     do_unmerge,
 )
-from knowledge.actions.extraction import do_extract_source
+from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.models import (
     Alias,
     CurationEvent,

@@ -8,7 +8,8 @@ import pytest
 
 from ingest.actions.sources import do_reingest_source, do_retry_source, do_set_source_options
 from ingest.models import Chunk, Document, DocumentStatus
-from knowledge.actions.extraction import do_extract_source, estimate_source
+from knowledge.actions.extraction.documents import do_extract_source
+from knowledge.actions.extraction.estimate import estimate_source
 from knowledge.extraction import prompts
 from knowledge.extraction.extractors import reset_extractor
 from knowledge.models import (
@@ -310,7 +311,7 @@ def test_a_budget_stops_extraction_mid_source_and_a_raised_budget_continues(
 
 def estimate_reservation(source) -> int:
     """What one window reserves against a budget (the extractor's worst case)."""
-    from knowledge.actions.extraction import document_windows
+    from knowledge.actions.extraction.runs import document_windows
     from knowledge.extraction.extractors import get_extractor
     from knowledge.selectors.schema import get_schema_snapshot
 

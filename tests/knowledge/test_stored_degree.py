@@ -16,7 +16,7 @@ from knowledge.actions.curation import (
     do_split_entity,
     do_unmerge,
 )
-from knowledge.actions.extraction import do_extract_source
+from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.models import Entity, Mention, Relation, RelationType
 from tests.knowledge.graph_data import make_graph
 from tests.knowledge.test_curation import FIRST, SECOND, WORLD

@@ -10,7 +10,7 @@ from django_tasks_db.models import DBTaskResult
 
 from ingest.actions.sources import do_add_file, do_create_source, do_start_source
 from ingest.models import Source
-from knowledge.actions.extraction import document_windows
+from knowledge.actions.extraction.runs import document_windows
 from knowledge.extraction.extractors import reset_extractor
 from knowledge.models import ExtractionRun, Mention, RelationEvidence
 from tests.knowledge.conftest import World

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from knowledge.graph.communities import do_compute_communities
+from knowledge.actions.communities import do_compute_communities
 from knowledge.selectors.communities import community_summaries
 from workspaces.commands import workspace_for_command
 

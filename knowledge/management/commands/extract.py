@@ -19,7 +19,8 @@ from tqdm import tqdm
 from ingest.actions.sources import do_set_source_options, validate_source_options
 from ingest.models import Source
 from ingest.selectors import get_source_for_workspace
-from knowledge.actions.extraction import do_extract_source, estimate_source
+from knowledge.actions.extraction.documents import do_extract_source
+from knowledge.actions.extraction.estimate import estimate_source
 from knowledge.extraction.llm import LlmError
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.prompts import PromptNotFound

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge.actions.curation import default_survivor, do_merge_entities
+from knowledge.actions.curation import do_merge_entities
 from knowledge.selectors.curation import find_entity
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
@@ -30,11 +30,13 @@ class Command(BaseCommand):
         ws = workspace_for_command(workspace)
         try:
             found = [find_entity(ws, ref) for ref in entities]
-            survivor = find_entity(ws, into) if into else default_survivor(found)
-            if len({e.pk for e in found} | {survivor.pk}) < 2:
+            survivor = find_entity(ws, into) if into else None
+            if len({e.pk for e in found} | ({survivor.pk} if survivor else set())) < 2:
                 raise InvalidInput("Name at least two different entities.")
             event = do_merge_entities(
-                workspace=ws, survivor_id=survivor.pk, merged_ids=[e.pk for e in found]
+                workspace=ws,
+                survivor_id=survivor.pk if survivor else None,
+                merged_ids=[e.pk for e in found],
             )
         except InvalidInput as exc:
             raise CommandError(exc.message, returncode=2) from exc

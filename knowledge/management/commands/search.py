@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.context import chunk_signal_summary, strip_invisible
-from knowledge.retrieval_schemas import search_payload
+from knowledge.schemas.search import search_payload
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
 

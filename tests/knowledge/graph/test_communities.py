@@ -10,8 +10,8 @@ from itertools import combinations
 import pytest
 from django.core.management import CommandError, call_command
 
+from knowledge.actions.communities import do_compute_communities
 from knowledge.actions.schema import do_ensure_default_schema
-from knowledge.graph.communities import do_compute_communities
 from knowledge.models import Entity, EntityState, EntityType, Relation, RelationType
 from knowledge.selectors.communities import community_summaries
 from knowledge.tasks import compute_communities

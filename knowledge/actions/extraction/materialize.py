@@ -1,0 +1,434 @@
+"""Turning a document's extraction runs into graph rows: entities (through resolution),
+relations, `Mention` and `RelationEvidence`, in one transaction per document and
+idempotently: evidence of runs the document no longer uses is deleted, windows already
+materialised are skipped. Derived fields are then refreshed through the write funnel
+(knowledge/actions/evidence.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from ingest.models import Document
+from knowledge.actions.evidence import Touched, delete_evidence, do_refresh_derived
+from knowledge.actions.extraction.runs import EnsuredRuns
+from knowledge.actions.resolution import resolve_entities
+from knowledge.actions.schema import (
+    FALLBACK_ENTITY_TYPE,
+    FALLBACK_RELATION_TYPE,
+    do_record_proposed_types,
+)
+from knowledge.canonical import canonical_name, type_name
+from knowledge.consolidation.keys import entity_key
+from knowledge.extraction.windows import Window, find_occurrences, relation_span
+from knowledge.models import (
+    Entity,
+    EntityState,
+    EntityType,
+    ExtractionRun,
+    Mention,
+    Relation,
+    RelationEvidence,
+    RelationType,
+    TypeOrigin,
+    TypeStatus,
+)
+from workspaces.models import Workspace
+
+
+class _TypeResolver:
+    """Maps type names from extractor output to registry rows, recording NEW: proposals;
+    unknown or retired types fall back to `concept` / `related_to` (counted)."""
+
+    def __init__(self, workspace: Workspace, counts: dict[str, int]) -> None:
+        self.workspace = workspace
+        self.counts = counts
+        self.entity = {t.name: t for t in EntityType.objects.for_workspace(workspace)}
+        self.relation = {t.name: t for t in RelationType.objects.for_workspace(workspace)}
+
+    def _resolve(self, kind: str, raw: str, proposed: bool, origin: str) -> Any:
+        table = self.entity if kind == "entity" else self.relation
+        fallback = FALLBACK_ENTITY_TYPE if kind == "entity" else FALLBACK_RELATION_TYPE
+        name = type_name(raw) or fallback
+        found = table.get(name)
+        if found is None and proposed:
+            created = do_record_proposed_types(
+                workspace=self.workspace,
+                kind="entity" if kind == "entity" else "relation",
+                names=[name],
+                origin=origin,
+            )
+            table.update(created)  # type: ignore[arg-type]
+            found = table.get(name)
+            self.counts[f"proposed_{kind}_types"] = self.counts.get(f"proposed_{kind}_types", 0) + 1
+        if found is None or found.status == TypeStatus.RETIRED:
+            self.counts[f"unknown_{kind}_types"] = self.counts.get(f"unknown_{kind}_types", 0) + 1
+            found = table.get(fallback)
+        return found
+
+    def entity_type(self, raw: str, proposed: bool, origin: str) -> EntityType:
+        return self._resolve("entity", raw, proposed, origin)
+
+    def relation_type(self, raw: str, proposed: bool, origin: str) -> RelationType:
+        return self._resolve("relation", raw, proposed, origin)
+
+
+# (workspace, entity, chunk, run, surface form, char start, char end, description,
+#  extracted type)
+MentionRow = tuple[int, int, int, int, str, int | None, int | None, str, str]
+
+
+def _insert_mentions(rows: list[MentionRow]) -> None:
+    """One set-based INSERT for a window's mentions: a dense window has hundreds, and
+    building a model instance per row cost more than the database's work."""
+    if not rows:
+        return
+    columns = list(zip(*rows, strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {Mention._meta.db_table}
+                (workspace_id, entity_id, chunk_id, run_id, surface_form, char_start,
+                 char_end, description, extracted_type, created_at)
+            SELECT w, e, c, r, s, cs, ce, d, x, %s
+            FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::text[],
+                        %s::int[], %s::int[], %s::text[], %s::text[])
+                 AS t(w, e, c, r, s, cs, ce, d, x)
+            ON CONFLICT DO NOTHING
+            """,  # noqa: S608 (the table name is ours; every value is a parameter)
+            # The application's clock, like auto_now_add elsewhere (the database's now()
+            # is the transaction's start).
+            [timezone.now(), *(list(column) for column in columns)],
+        )
+
+
+def _materialize_window(
+    *,
+    workspace: Workspace,
+    window: Window,
+    run: ExtractionRun,
+    types: _TypeResolver,
+    only_known: bool,
+    counts: dict[str, int],
+    touched: Touched,
+) -> None:
+    """One window's run as rows: its entities resolved and mentioned, its relations (between
+    entities it named, or dangling endpoints per EXTRACTION_DANGLING_RELATIONS) with their
+    evidence."""
+    result = run.result or {}
+    writer = _WindowWriter(workspace, window, run, types, only_known=only_known, counts=counts)
+    relations = result.get("relations") or []
+    writer.add_entities(result.get("entities") or [])
+    writer.add_dangling(relations)
+    wanted = writer.wanted_relations(relations)
+    _insert_mentions(writer.mentions)
+    touched.entities.update(row[1] for row in writer.mentions)
+    if wanted:
+        touched.relations.update(writer.write_relations(wanted))
+
+
+WantedRelations = dict[tuple[int, int, int], tuple[dict[str, Any], RelationType]]
+
+
+class _WindowWriter:
+    """The rows one window contributes, collected name by name: entities by the names the
+    model used, mention rows (located in the window text when the model gave no span)."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        window: Window,
+        run: ExtractionRun,
+        types: _TypeResolver,
+        *,
+        only_known: bool,
+        counts: dict[str, int],
+    ) -> None:
+        self.workspace, self.window, self.run, self.types = workspace, window, run, types
+        self.only_known, self.counts = only_known, counts
+        self.origin = TypeOrigin.MODEL if run.extractor == "llm" else TypeOrigin.OFFLINE
+        self.by_name: dict[str, Entity] = {}
+        self.mentions: list[MentionRow] = []
+        self.occurrences: dict[str, list[tuple[int, int]]] = {}
+
+    def count(self, key: str) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def places_of(self, name: str) -> list[tuple[int, int]]:
+        if name not in self.occurrences:
+            self.occurrences[name] = find_occurrences(name, self.window.text)
+        return self.occurrences[name]
+
+    def entity_named(self, name: str) -> Entity | None:
+        return self.by_name.get(name.strip().casefold()) or self.by_name.get(canonical_name(name))
+
+    def add_entities(self, entities: list[dict[str, Any]]) -> None:
+        typed = [
+            (
+                e,
+                self.types.entity_type(
+                    str(e.get("type", "")), bool(e.get("proposed_type")), self.origin
+                ),
+            )
+            for e in entities
+            if str(e.get("name", "")).strip()
+        ]
+        resolved = resolve_entities(
+            self.workspace,
+            [(str(e["name"]), t) for e, t in typed],
+            create=not self.only_known,
+            counts=self.counts,
+        )
+        for raw, entity_type in typed:
+            name = str(raw["name"])
+            entity = resolved.get((entity_key(name, entity_type.name), entity_type.pk))
+            if entity is None:
+                self.count("entities_skipped_known_only")
+                continue
+            self.by_name[name.casefold()] = entity
+            self.by_name.setdefault(entity.canonical_name, entity)
+            self.mention(
+                entity,
+                name,
+                entity_type.name,
+                str(raw.get("description", "")),
+                list(raw.get("spans") or []),
+            )
+
+    def add_dangling(self, relations: list[dict[str, Any]]) -> None:
+        """Endpoints the model used in relations but did not list as entities."""
+        dangling = {
+            str(r.get(end, "")).strip()
+            for r in relations
+            for end in ("source", "target")
+            if str(r.get(end, "")).strip()
+            and str(r.get(end, "")).strip().casefold() not in self.by_name
+            and canonical_name(str(r.get(end, ""))) not in self.by_name
+        }
+        if not dangling:
+            return
+        create = settings.EXTRACTION_DANGLING_RELATIONS == "create" and not self.only_known
+        if not (create or self.only_known):
+            return
+        concept = self.types.entity_type(FALLBACK_ENTITY_TYPE, False, self.origin)
+        extra = resolve_entities(
+            self.workspace,
+            [(name, concept) for name in dangling],
+            create=create,
+            counts=self.counts,
+        )
+        for name in dangling:
+            entity = extra.get((entity_key(name, concept.name), concept.pk))
+            if entity is not None:
+                self.by_name[name.casefold()] = entity
+                self.mention(entity, name, concept.name, "", [])
+
+    def mention(
+        self, entity: Entity, name: str, type_name: str, description: str, spans: list[Any]
+    ) -> None:
+        window, ids = self.window, (self.workspace.pk, entity.pk)
+        places = [tuple(s) for s in spans if isinstance(s, list | tuple) and len(s) == 2]
+        if not places:
+            places = self.places_of(name)
+        # The description is said once per window; the first occurrence carries it.
+        description = description[:2000]
+        for start, end in places[:20]:
+            doc_start, doc_end = window.start + int(start), window.start + int(end)
+            chunk_id = window.chunk_for(doc_start, doc_end)
+            surface = window.text[int(start) : int(end)][:300]
+            self.mentions.append(
+                (*ids, chunk_id, self.run.pk, surface, doc_start, doc_end, description, type_name)
+            )
+            description = ""
+        if not places:
+            self.count("mentions_unlocated")
+            self.mentions.append(
+                (*ids, window.chunk_ids[0], self.run.pk, name[:300], None, None, description,
+                 type_name)
+            )  # fmt: skip
+
+    def wanted_relations(self, relations: list[dict[str, Any]]) -> WantedRelations:
+        """(source, target, type) -> the first raw relation saying it, ends resolved."""
+        wanted: WantedRelations = {}
+        for raw in relations:
+            source = self.entity_named(str(raw.get("source", "")))
+            target = self.entity_named(str(raw.get("target", "")))
+            if source is None or target is None:
+                self.count("relations_dangling_dropped")
+                continue
+            if source.pk == target.pk:
+                self.count("relations_self_dropped")
+                continue
+            relation_type = self.types.relation_type(
+                str(raw.get("type", "")), bool(raw.get("proposed_type")), self.origin
+            )
+            wanted.setdefault((source.pk, target.pk, relation_type.pk), (raw, relation_type))
+        return wanted
+
+    def write_relations(self, wanted: WantedRelations) -> set[int]:
+        """Create the relations that are new, add this window's evidence to each; the ids
+        of the relations that got evidence."""
+        Relation.objects.bulk_create(
+            [
+                Relation(workspace=self.workspace, source_id=s, target_id=t, type=rt)
+                for (s, t, _), (_, rt) in sorted(wanted.items(), key=lambda kv: kv[0])
+            ],
+            ignore_conflicts=True,
+        )
+        edges = {
+            (r.source_id, r.target_id, r.type_id): r
+            for r in Relation.objects.for_workspace(self.workspace).filter(
+                state=EntityState.ACTIVE,
+                source_id__in={s for s, _, _ in wanted},
+                target_id__in={t for _, t, _ in wanted},
+            )
+        }
+        evidence = [
+            self.evidence_for(edges[key], raw) for key, (raw, _) in wanted.items() if key in edges
+        ]
+        RelationEvidence.objects.bulk_create(evidence, ignore_conflicts=True)
+        return {row.relation_id for row in evidence}
+
+    def evidence_for(self, relation: Relation, raw: dict[str, Any]) -> RelationEvidence:
+        window = self.window
+        span = raw.get("span")
+        if not (isinstance(span, list) and len(span) == 2):
+            span = relation_span(
+                window.text,
+                self.places_of(str(raw.get("source", ""))),
+                self.places_of(str(raw.get("target", ""))),
+            )
+        if span is None:
+            self.count("relations_unlocated")
+            chunk_id, doc_start, doc_end = window.chunk_ids[0], None, None
+        else:
+            doc_start, doc_end = window.start + int(span[0]), window.start + int(span[1])
+            chunk_id = window.chunk_for(doc_start, doc_end)
+        try:
+            strength = max(0.0, min(10.0, float(raw.get("strength", 5.0))))
+        except (TypeError, ValueError):
+            strength = 5.0
+        return RelationEvidence(
+            workspace=self.workspace,
+            relation=relation,
+            chunk_id=chunk_id,
+            run=self.run,
+            char_start=doc_start,
+            char_end=doc_end,
+            description=str(raw.get("description", ""))[:2000],
+            keywords=[str(k)[:100] for k in (raw.get("keywords") or [])][:20],
+            strength=strength,
+        )
+
+
+MATERIALIZE_BATCH = 16  # documents per transaction (and per recomputation of derived fields)
+
+
+def _materialize(
+    *,
+    documents: list[Document],
+    windows_by_doc: dict[int, list[Window]],
+    runs: dict[str, ExtractionRun],
+    refresh_hashes: set[str],
+    only_known: bool,
+    counts: dict[str, int],
+) -> set[int]:
+    """Evidence for a batch of documents of one workspace, then their derived fields once,
+    all in one transaction: readers never see evidence without its counts. Returns the
+    entities touched."""
+    workspace = documents[0].workspace
+    touched = Touched()
+    with transaction.atomic():
+        # The document rows are the lock: two workers materialising one take turns.
+        list(
+            Document.objects.select_for_update()
+            .filter(pk__in=[d.pk for d in documents])
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        types = _TypeResolver(workspace, counts)
+        for document in documents:
+            windows = windows_by_doc[document.pk]
+            current = {runs[w.hash].pk for w in windows if w.hash in runs}
+            delete_evidence(
+                Mention.objects.filter(chunk__document=document).exclude(run_id__in=current),
+                RelationEvidence.objects.filter(chunk__document=document).exclude(
+                    run_id__in=current
+                ),
+                touched,
+            )
+            done = set(
+                Mention.objects.filter(chunk__document=document).values_list("run_id", "chunk_id")
+            ) | set(
+                RelationEvidence.objects.filter(chunk__document=document).values_list(
+                    "run_id", "chunk_id"
+                )
+            )
+            for window in windows:
+                run = runs.get(window.hash)
+                if run is None:
+                    continue
+                if window.hash in refresh_hashes:
+                    delete_evidence(
+                        Mention.objects.filter(run=run, chunk_id__in=window.chunk_ids),
+                        RelationEvidence.objects.filter(run=run, chunk_id__in=window.chunk_ids),
+                        touched,
+                    )
+                elif any((run.pk, chunk_id) in done for chunk_id in window.chunk_ids):
+                    continue
+                _materialize_window(
+                    workspace=workspace,
+                    window=window,
+                    run=run,
+                    types=types,
+                    only_known=only_known,
+                    counts=counts,
+                    touched=touched,
+                )
+        do_refresh_derived(
+            workspace_id=workspace.pk, entity_ids=touched.entities, relation_ids=touched.relations
+        )
+    return touched.entities
+
+
+class Materializer:
+    """Writes documents' evidence as soon as all their windows have runs, in batches, while
+    the extractor's requests are still in flight (see `ensure_runs(idle=...)`)."""
+
+    def __init__(
+        self,
+        *,
+        documents: list[Document],
+        windows_by_doc: dict[int, list[Window]],
+        refresh_hashes: set[str],
+        only_known: bool,
+    ) -> None:
+        self.waiting = list(documents)
+        self.windows_by_doc = windows_by_doc
+        self.refresh_hashes = refresh_hashes
+        self.only_known = only_known
+        self.counts: dict[str, int] = {}
+
+    def write_ready(self, ensured: EnsuredRuns, *, final: bool = False) -> None:
+        """Write the documents whose windows all have runs (every one left when final)."""
+        ready = [
+            d
+            for d in self.waiting
+            if final or all(w.hash in ensured.runs for w in self.windows_by_doc[d.pk])
+        ]
+        if not ready:
+            return
+        self.waiting = [d for d in self.waiting if d not in ready]
+        for start in range(0, len(ready), MATERIALIZE_BATCH):
+            _materialize(
+                documents=ready[start : start + MATERIALIZE_BATCH],
+                windows_by_doc=self.windows_by_doc,
+                runs=ensured.runs,
+                refresh_hashes=self.refresh_hashes,
+                only_known=self.only_known,
+                counts=self.counts,
+            )

@@ -1,0 +1,361 @@
+"""Extraction runs: the cached result of each window, and the thread pool that makes the
+missing ones.
+
+`ensure_runs` finds the cached `ExtractionRun` of every window (key: window hash, prompt
+version, model, schema hash) and extracts only the missing ones: LLM windows run
+LLM_CONCURRENCY at a time in threads (which never touch the database); this thread
+reserves each window's worst-case tokens against the source's budget before sending it,
+and stores each finished window's run and calls at once (its own transaction), so a
+killed worker loses at most the windows in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from ingest.models import Chunk, Document, Source, SourceStatus
+from knowledge.actions.extraction.budget import account_for, reserve_tokens
+from knowledge.extraction.cost import llm_cost
+from knowledge.extraction.extractors import Extractor, WindowOutcome
+from knowledge.extraction.schema import SchemaSnapshot
+from knowledge.extraction.windows import Window, build_windows
+from knowledge.models import (
+    ExtractionRun,
+    ExtractionStatus,
+    LlmCall,
+    SourceExtraction,
+)
+
+logger = logging.getLogger(__name__)
+
+
+Progress = Callable[[int], None]  # called with the number of windows just finished
+
+
+def document_windows(document: Document) -> list[Window]:
+    chunks = list(
+        Chunk.objects.filter(document=document)
+        .only("pk", "ordinal", "char_start", "char_end", "token_count", "content_hash")
+        .order_by("ordinal")
+    )
+    return build_windows(
+        document.text, chunks, target_tokens=max(1, settings.EXTRACTION_WINDOW_TOKENS)
+    )
+
+
+def _record_window(
+    *,
+    account: SourceExtraction,
+    source: Source,
+    window: Window,
+    outcome: WindowOutcome,
+    extractor: Extractor,
+    schema: SchemaSnapshot,
+    reservation: str | None,
+) -> ExtractionRun | None:
+    """Store a finished window's calls (always) and its run (when it succeeded), release its
+    reservation and add its usage to the source — one transaction."""
+    with transaction.atomic():
+        locked = SourceExtraction.objects.select_for_update().get(pk=account.pk)
+        run = None
+        if outcome.error is None:
+            run, _ = ExtractionRun.objects.update_or_create(
+                workspace_id=source.workspace_id,
+                window_hash=window.hash,
+                prompt_version=extractor.prompt_version,
+                model=extractor.model_id,
+                schema_hash=schema.hash,
+                defaults={
+                    "extractor": extractor.kind,
+                    "source": source,
+                    "raw_output": outcome.raw_output,
+                    "result": _result_json(outcome),
+                    "counts": outcome.result.counts,
+                    "problems": outcome.result.problems[:20],
+                    "passes": outcome.passes,
+                    "prompt_tokens": outcome.prompt_tokens,
+                    "completion_tokens": outcome.completion_tokens,
+                    "duration_ms": outcome.duration_ms,
+                },
+            )
+        cost = _store_calls(source, run, outcome, extractor)
+        reservations = dict(locked.reservations or {})
+        if reservation:
+            reservations.pop(reservation, None)
+        locked.reservations = reservations
+        locked.prompt_tokens += outcome.prompt_tokens
+        locked.completion_tokens += outcome.completion_tokens
+        locked.calls += len(outcome.calls)
+        locked.cost += cost
+        if run is not None:
+            locked.windows_extracted += 1
+        locked.save(
+            update_fields=[
+                "reservations", "prompt_tokens", "completion_tokens", "calls", "cost",
+                "windows_extracted", "updated_at",
+            ]
+        )  # fmt: skip
+    return run
+
+
+def _store_calls(
+    source: Source, run: ExtractionRun | None, outcome: WindowOutcome, extractor: Extractor
+) -> Decimal:
+    """One `LlmCall` row per request the window made (failed ones too); their total cost."""
+    calls = [
+        LlmCall(
+            workspace_id=source.workspace_id,
+            source=source,
+            run=run,
+            purpose=call.purpose,
+            model=extractor.model_id,
+            prompt_tokens=call.prompt_tokens,
+            completion_tokens=call.completion_tokens,
+            usage_estimated=call.usage_estimated,
+            cost=llm_cost(call.prompt_tokens, call.completion_tokens),
+            duration_ms=call.duration_ms,
+            attempts=call.attempts,
+            ok=call.ok,
+            error=call.error[:2000],
+        )
+        for call in outcome.calls
+    ]
+    LlmCall.objects.bulk_create(calls)
+    return sum((call.cost for call in calls), Decimal(0))
+
+
+def _result_json(outcome: WindowOutcome) -> dict[str, list[dict[str, Any]]]:
+    return {
+        "entities": [
+            {
+                "name": e.name,
+                "type": e.type,
+                "description": e.description,
+                "proposed_type": e.proposed_type,
+                "spans": [list(span) for span in e.spans],
+            }
+            for e in outcome.result.entities
+        ],
+        "relations": [
+            {
+                "source": r.source,
+                "target": r.target,
+                "type": r.type,
+                "description": r.description,
+                "keywords": list(r.keywords),
+                "strength": r.strength,
+                "proposed_type": r.proposed_type,
+                "span": list(r.span) if r.span else None,
+            }
+            for r in outcome.result.relations
+        ],
+    }
+
+
+@dataclass(slots=True)
+class EnsuredRuns:
+    runs: dict[str, ExtractionRun] = field(default_factory=dict)  # by window hash
+    cached: int = 0
+    extracted: int = 0
+    skipped_for_budget: int = 0
+    error: str = ""
+
+
+def _source_stopped(source_id: int) -> bool:
+    status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
+    return status in {None, SourceStatus.CANCELLED, SourceStatus.DELETING}
+
+
+def ensure_runs(
+    *,
+    source: Source,
+    windows: list[Window],
+    extractor: Extractor,
+    schema: SchemaSnapshot,
+    force: bool = False,
+    progress: Progress | None = None,
+    idle: Callable[[EnsuredRuns], None] | None = None,
+) -> EnsuredRuns:
+    """The run of every window: from the cache, else extracted now. `idle` is called while
+    requests are in flight, so the caller can write what is ready meanwhile."""
+    account = account_for(source, extractor)
+    unique: dict[str, Window] = {}
+    for window in windows:
+        unique.setdefault(window.hash, window)
+    ensured = EnsuredRuns()
+    if not force:
+        ensured.runs = _cached_runs(source, list(unique), extractor, schema)
+    ensured.cached = len(ensured.runs)
+    if progress and ensured.cached:
+        progress(ensured.cached)
+    if ensured.cached:
+        SourceExtraction.objects.filter(pk=account.pk).update(
+            windows_cached=F("windows_cached") + ensured.cached
+        )
+    missing = [w for h, w in unique.items() if h not in ensured.runs]
+    if not missing:
+        return ensured
+    maker = _RunMaker(account, source, extractor, schema, ensured, progress)
+    # LLM windows go through the thread pool even one at a time, so writing evidence (idle)
+    # overlaps the wait; the offline extractor is CPU-bound and runs here, in turn.
+    if extractor.kind == "llm":
+        maker.run_threaded(missing, idle)
+    else:
+        maker.run_inline(missing)
+    if maker.budget_hit and ensured.skipped_for_budget:
+        _record_budget_stop(account, source, ensured.skipped_for_budget)
+    if ensured.error:
+        SourceExtraction.objects.filter(pk=account.pk).update(
+            status=ExtractionStatus.FAILED, message=f"Extraction failed: {ensured.error}"[:2000]
+        )
+    return ensured
+
+
+def _cached_runs(
+    source: Source, hashes: list[str], extractor: Extractor, schema: SchemaSnapshot
+) -> dict[str, ExtractionRun]:
+    """The stored runs of these windows for this prompt version, model and schema."""
+    return {
+        run.window_hash: run
+        for run in ExtractionRun.objects.filter(
+            workspace_id=source.workspace_id,
+            window_hash__in=hashes,
+            prompt_version=extractor.prompt_version,
+            model=extractor.model_id,
+            schema_hash=schema.hash,
+        )
+    }
+
+
+def _reservation_ttl() -> float:
+    """How long a window's reservation may live: every attempt of every gleaning pass."""
+    attempts = (settings.LLM_MAX_RETRIES + 1) * (settings.EXTRACTION_GLEANING_PASSES + 1)
+    return (settings.LLM_TIMEOUT + settings.LLM_RETRY_MAX_DELAY) * attempts + 60
+
+
+class _RunMaker:
+    """Extracts the missing windows of one call to `ensure_runs`, inline or on a pool,
+    reserving budget before each window and recording each one as it finishes."""
+
+    def __init__(
+        self,
+        account: SourceExtraction,
+        source: Source,
+        extractor: Extractor,
+        schema: SchemaSnapshot,
+        ensured: EnsuredRuns,
+        progress: Progress | None,
+    ) -> None:
+        self.account, self.source, self.extractor, self.schema = account, source, extractor, schema
+        self.ensured, self.progress = ensured, progress
+        self.ttl = _reservation_ttl()
+        # Without a budget there is nothing to reserve (one transaction less per window).
+        self.budgeted = account.token_budget is not None
+        self.budget_hit = False
+
+    def reserve(self, window: Window, remaining: int) -> tuple[bool, str | None]:
+        """(may send, reservation): False once the budget cannot cover the window."""
+        if not self.budgeted:
+            return True, None
+        cost = self.extractor.max_tokens_for(window.text, schema=self.schema)
+        if not cost:
+            return True, None
+        reservation = reserve_tokens(self.account.pk, cost, ttl=self.ttl)
+        if reservation is None:
+            self.budget_hit = True
+            self.ensured.skipped_for_budget = remaining
+            return False, None
+        return True, reservation
+
+    def finish(self, window: Window, outcome: WindowOutcome, reservation: str | None) -> None:
+        run = _record_window(
+            account=self.account,
+            source=self.source,
+            window=window,
+            outcome=outcome,
+            extractor=self.extractor,
+            schema=self.schema,
+            reservation=reservation,
+        )
+        if run is not None:
+            self.ensured.runs[window.hash] = run
+            self.ensured.extracted += 1
+        elif outcome.error is not None and not self.ensured.error:
+            self.ensured.error = str(outcome.error)
+        if self.progress:
+            self.progress(1)
+
+    def run_inline(self, queue: list[Window]) -> None:
+        for index, window in enumerate(queue):
+            if self.ensured.error or (index % 8 == 0 and _source_stopped(self.source.pk)):
+                break
+            may_send, reservation = self.reserve(window, len(queue) - index)
+            if not may_send:
+                break
+            self.finish(
+                window, self.extractor.extract(window.text, schema=self.schema), reservation
+            )
+
+    def run_threaded(self, queue: list[Window], idle: Callable[[EnsuredRuns], None] | None) -> None:
+        """LLM_CONCURRENCY windows in flight; results recorded on this thread as they come,
+        `idle` called between them, a cancelled source noticed within ~2 s."""
+        concurrency = max(1, settings.LLM_CONCURRENCY)
+        in_flight: dict[Future[WindowOutcome], tuple[Window, str | None]] = {}
+        position = 0
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm") as pool:
+
+            def fill() -> None:
+                nonlocal position
+                while len(in_flight) < concurrency and position < len(queue):
+                    if self.ensured.error or self.budget_hit:
+                        return
+                    window = queue[position]
+                    may_send, reservation = self.reserve(window, len(queue) - position)
+                    if not may_send:
+                        return
+                    position += 1
+                    future = pool.submit(self.extractor.extract, window.text, schema=self.schema)
+                    in_flight[future] = (window, reservation)
+
+            fill()
+            checked = time.monotonic()
+            while in_flight:
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                for future in done:
+                    window, reservation = in_flight.pop(future)
+                    self.finish(window, future.result(), reservation)
+                if time.monotonic() - checked > 2:
+                    checked = time.monotonic()
+                    if _source_stopped(self.source.pk):
+                        position = len(queue)
+                fill()
+                if idle and in_flight:
+                    idle(self.ensured)
+
+
+def _record_budget_stop(account: SourceExtraction, source: Source, skipped: int) -> None:
+    """The budget ran out: say so on the account and the source, with how to continue."""
+    account.refresh_from_db()
+    message = (
+        f"Stopped: the token budget of {account.token_budget:,} tokens was reached "
+        f"({account.tokens_used:,} used); {skipped} window(s) were "
+        "not extracted. Raise the source's token_budget (or "
+        "EXTRACTION_SOURCE_TOKEN_BUDGET) and run `manage.py extract --workspace "
+        f"{source.workspace.slug} --source {source.pk}` to continue."
+    )
+    SourceExtraction.objects.filter(pk=account.pk).update(
+        status=ExtractionStatus.BUDGET_EXCEEDED,
+        message=message,
+        windows_skipped=F("windows_skipped") + skipped,
+    )
+    Source.objects.filter(pk=source.pk).update(warning=message[:2000])

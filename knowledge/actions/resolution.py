@@ -1,0 +1,270 @@
+"""Which entity an extracted name is: curation rules first, then the cheap tiers.
+
+Order (cheapest and most authoritative first), for each (name, type):
+
+1. a blocked name (in that type, or in every type) is never an entity again;
+2. a name pinned by curation (a merge, a rename, an alias added by a person) goes to the
+   entity it is pinned to, whatever became of it since (followed through later merges);
+3. the alias table;
+4. an active entity with the same canonical key and type (knowledge/consolidation/names.py:
+   Unicode, case, punctuation, articles, simple plurals, corporate suffixes);
+5. acronym / expansion and character similarity against at most
+   CONSOLIDATION_MAX_CANDIDATES candidates of the type that share a blocking key (a capped
+   GIN lookup per key, never all pairs): at or above the type's auto-merge threshold the new
+   name becomes a new entity merged at once into the match — an automatic merge, logged
+   and undone like a manual one; in the review band a `MergeSuggestion` (unless the pair
+   was rejected before); below, a new entity;
+6. otherwise a new entity (unless the source is known-only).
+
+Entities of different types stay apart; only a person (or the LLM reviewer) merges them: a
+new entity whose canonical name an entity of another type has is queued for review with it
+("same name, different types"). An entity's type follows the majority of the types the
+extractor gave its mentions (`Entity.type_votes`, kept by `do_refresh_derived`) unless a
+person set it; a name whose evidence already voted for a type on an entity of another type
+goes to that entity (the pin of a retype applies in every type). The whole batch is
+resolved with a fixed number of queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
+
+from ingest.embeddings import EmbeddingUnavailable, get_embedder
+from knowledge.actions.curation import do_merge_entities
+from knowledge.consolidation import names
+from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
+from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON, Key, Match, vetoed
+from knowledge.models import (
+    Entity,
+    EntityState,
+    EntityType,
+    MergeSuggestion,
+)
+from knowledge.selectors.matching import (
+    KnownEntities,
+    best_match,
+    known_entities,
+    nearest_by_embedding,
+    not_same,
+)
+from workspaces.models import Workspace
+
+
+def lock_names(workspace: Workspace, keys: Iterable[Key]) -> None:
+    """Transaction-scoped advisory locks on (workspace, type, key), taken in one sorted
+    order: two workers resolving the same name take turns, and the second finds the first's
+    entity instead of creating a twin."""
+    names_ = sorted({f"entity:{workspace.pk}:{type_id}:{text}" for text, type_id in keys})
+    if not names_:
+        return
+    with connection.cursor() as cursor:
+        # One round trip; ORDER BY fixes the order the locks are taken in.
+        cursor.execute(
+            "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) "
+            "FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS ordered",
+            [names_],
+        )
+
+
+def resolve_entities(
+    workspace: Workspace,
+    wanted: Iterable[tuple[str, EntityType]],
+    *,
+    create: bool,
+    counts: dict[str, int] | None = None,
+) -> dict[Key, Entity]:
+    """Entities for (name, type) pairs, keyed by (name_key(name), type id). Names that are
+    blocked — and, without `create` (known-only), names matching nothing — are absent."""
+    counts = counts if counts is not None else {}
+    keys: dict[Key, tuple[str, EntityType]] = {}
+    for name, entity_type in wanted:
+        text = entity_key(name, entity_type.name)
+        if text:
+            keys.setdefault((text, entity_type.pk), (name.strip()[:300], entity_type))
+    if not keys:
+        return {}
+    if create:
+        lock_names(workspace, keys)
+    known = known_entities(workspace, keys)
+    if known.blocked:
+        counts["entities_blocked"] = counts.get("entities_blocked", 0) + len(known.blocked)
+    if known.missing and create:
+        _create_missing(workspace, keys, known, counts)
+    elif known.missing:
+        _match_other_types(known)
+    return known.found
+
+
+def _create_missing(
+    workspace: Workspace,
+    keys: dict[Key, tuple[str, EntityType]],
+    known: KnownEntities,
+    counts: dict[str, int],
+) -> None:
+    """New entities for the names nothing knew, each then merged into its match or queued
+    for review with it (the spelling tier, else the name embedding)."""
+    missing = known.missing
+    matches: dict[Key, Match | None] = {key: best_match(workspace, *keys[key]) for key in missing}
+    vectors = _name_vectors([keys[key][0] for key in missing])
+    for key in missing:
+        found_match = matches[key]
+        limits = thresholds(keys[key][1].name)
+        if (
+            (found_match is None or found_match[1].score < limits.review)
+            and vectors
+            and not vetoed(found_match)
+        ):
+            neighbour = nearest_by_embedding(
+                workspace, keys[key][1], vectors[keys[key][0]], model=vectors["model"]
+            )
+            if neighbour is not None:
+                matches[key] = neighbour
+    created = _insert_entities(workspace, keys, missing, vectors, known.found)
+    others = {e.pk: e for e in [*known.by_id.values(), *created.values()]}
+    for key, entity in created.items():
+        known.found[key] = _apply_match(workspace, entity, matches.get(key), counts)
+        if known.found[key] is entity:
+            suggest_other_types(workspace, entity, others.values(), counts)
+        else:
+            others.pop(entity.pk)  # merged away just now
+
+
+def _insert_entities(
+    workspace: Workspace,
+    keys: dict[Key, tuple[str, EntityType]],
+    missing: list[Key],
+    vectors: dict[str, Any],
+    found: dict[Key, Entity],
+) -> dict[Key, Entity]:
+    """Insert the missing entities; the ones this call made, by key."""
+    # Sorted, so two workers inserting overlapping sets lock index entries in one order;
+    # ON CONFLICT DO NOTHING, so they create one entity between them.
+    Entity.objects.bulk_create(
+        [
+            Entity(
+                workspace=workspace,
+                name=keys[key][0],
+                canonical_name=key[0],
+                type=keys[key][1],
+                blocking_keys=entity_blocking_keys(keys[key][0], keys[key][1].name),
+                **_embedding_fields(vectors, keys[key][0]),
+            )
+            for key in sorted(missing)
+        ],
+        ignore_conflicts=True,
+    )
+    created: dict[Key, Entity] = {}
+    for entity in (
+        Entity.objects.for_workspace(workspace)
+        .filter(state=EntityState.ACTIVE, canonical_name__in={text for text, _ in missing})
+        .select_related("type")
+    ):
+        made = (entity.canonical_name, entity.type_id)
+        if made in keys and made not in found:
+            created[made] = entity
+    return created
+
+
+def _match_other_types(known: KnownEntities) -> None:
+    """Known-only: a name may still match an existing entity of another type when that is
+    the only entity of the name."""
+    by_name: dict[str, list[Entity]] = {}
+    for entity in known.exact.values():
+        by_name.setdefault(entity.canonical_name, []).append(entity)
+    for key in known.missing:
+        if len(by_name.get(key[0], [])) == 1:
+            known.found[key] = by_name[key[0]][0]
+
+
+def suggest_other_types(
+    workspace: Workspace, entity: Entity, known: Iterable[Entity], counts: dict[str, int]
+) -> int:
+    """A new entity whose name an entity of another type already has: a homonym (Paris the
+    city, Paris the person) or the extractor typing one thing two ways. Only a person (or the
+    LLM reviewer) tells which, so the pair is queued for review, never merged here."""
+    made_count = 0
+    for other in known:
+        if (
+            other.state != EntityState.ACTIVE
+            or other.canonical_name != entity.canonical_name
+            or other.type_id == entity.type_id
+            or not_same(workspace, entity.pk, other.pk)
+        ):
+            continue
+        low, high = sorted((entity.pk, other.pk))
+        kinds = " / ".join(sorted({entity.type.name, other.type.name}))
+        _, made = MergeSuggestion.objects.get_or_create(
+            workspace=workspace,
+            entity_a_id=low,
+            entity_b_id=high,
+            defaults={"score": 1.0, "reasons": [f"{TYPES_REASON}: {kinds}"]},
+        )
+        if made:
+            counts["type_suggestions"] = counts.get("type_suggestions", 0) + 1
+            made_count += 1
+    return made_count
+
+
+def _name_vectors(name_list: list[str]) -> dict[str, Any]:
+    """Embeddings of new names, keyed by name (plus "model" and "dim"); empty when the
+    embedding model is unavailable (the tier is then skipped, as search degrades)."""
+    try:
+        embedder = get_embedder()
+    except EmbeddingUnavailable:
+        return {}
+    unique = sorted(set(name_list))
+    vectors: dict[str, Any] = dict(zip(unique, embedder.encode(unique), strict=True))
+    vectors["model"] = embedder.model_id
+    vectors["dim"] = embedder.dimension
+    return vectors
+
+
+def _embedding_fields(vectors: dict[str, Any], name: str) -> dict[str, Any]:
+    if name not in vectors:
+        return {}
+    return {
+        "embedding": vectors[name],
+        "embedding_model": vectors["model"],
+        "embedding_dim": vectors["dim"],
+    }
+
+
+def _apply_match(
+    workspace: Workspace,
+    entity: Entity,
+    match: tuple[Entity, names.Similarity] | None,
+    counts: dict[str, int],
+) -> Entity:
+    """A new entity joins its match (automatic merge), or is queued for review with it."""
+    if match is None or match[0].pk == entity.pk:
+        return entity
+    other, similarity = match
+    limits = thresholds(entity.type.name)
+    by_embedding = similarity.reasons[:1] and similarity.reasons[0].startswith(EMBEDDING_REASON)
+    if not by_embedding and similarity.score < limits.review:
+        return entity
+    if not_same(workspace, entity.pk, other.pk):
+        return entity
+    # A close embedding alone is a reason to ask, never to merge.
+    if similarity.score >= limits.auto_merge and not by_embedding:
+        do_merge_entities(
+            workspace=workspace,
+            survivor_id=other.pk,
+            merged_ids=[entity.pk],
+            automatic=True,
+            reasons=list(similarity.reasons),
+        )
+        counts["auto_merged"] = counts.get("auto_merged", 0) + 1
+        return other
+    low, high = sorted((entity.pk, other.pk))
+    MergeSuggestion.objects.get_or_create(
+        workspace=workspace,
+        entity_a_id=low,
+        entity_b_id=high,
+        defaults={"score": round(similarity.score, 4), "reasons": list(similarity.reasons)},
+    )
+    counts["suggestions"] = counts.get("suggestions", 0) + 1
+    return entity

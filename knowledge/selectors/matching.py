@@ -1,0 +1,253 @@
+"""Reads of entity resolution: the candidates an extracted name may be (blocked GIN lookups
+pre-ranked by rapidfuzz, the nearest name embedding), the pins and votes that decide it,
+and whether a person said two entities are not the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Q
+from rapidfuzz import fuzz, process
+
+from knowledge.consolidation import names
+from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
+from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match
+from knowledge.models import (
+    Alias,
+    CurationRule,
+    Entity,
+    EntityState,
+    EntityType,
+    RuleKind,
+)
+from workspaces.models import Workspace
+
+
+def follow_pin(entity_id: int, entities: dict[int, Entity]) -> Entity | None:
+    """The active entity a (possibly merged) entity now lives in."""
+    seen: set[int] = set()
+    current = entities.get(entity_id)
+    while current is not None and current.state == EntityState.MERGED and current.merged_into_id:
+        if current.pk in seen:
+            return None
+        seen.add(current.pk)
+        current = (
+            entities.get(current.merged_into_id)
+            or Entity.objects.filter(pk=current.merged_into_id).first()
+        )
+    if current is None or current.state != EntityState.ACTIVE:
+        return None
+    return current
+
+
+def voted_entity(key: Key, entity_type: EntityType, by_id: dict[int, Entity]) -> Entity | None:
+    """The active entity of the name whose evidence already voted for this type: once the
+    majority retyped an entity, the minority's later mentions still land on it."""
+    for entity in by_id.values():
+        if (
+            entity.state == EntityState.ACTIVE
+            and entity.canonical_name == key[0]
+            and entity.type_id != key[1]
+            and (entity.type_votes or {}).get(entity_type.name)
+        ):
+            return entity
+    return None
+
+
+# Candidates scored in full after the quick pre-ranking (rapidfuzz, in C).
+FULL_SCORING = 6
+
+
+def nearest_by_embedding(
+    workspace: Workspace, entity_type: EntityType, vector: list[float], *, model: str
+) -> Match | None:
+    """The active entity of the type whose name embedding is closest (HNSW, cosine), when
+    at least CONSOLIDATION_EMBEDDING_REVIEW similar: a candidate for review only."""
+    dim = len(vector)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT id, 1 - ((embedding::vector({dim})) <=> %s::vector({dim})) AS similarity
+            FROM {Entity._meta.db_table}
+            WHERE workspace_id = %s AND type_id = %s AND state = 'active'
+              AND embedding_dim = %s AND embedding_model = %s
+            ORDER BY (embedding::vector({dim})) <=> %s::vector({dim})
+            LIMIT 1
+            """,  # noqa: S608 (table name and dimension are ours; values are parameters)
+            [str(vector), workspace.pk, entity_type.pk, dim, model, str(vector)],
+        )
+        row = cursor.fetchone()
+    if row is None or row[1] < settings.CONSOLIDATION_EMBEDDING_REVIEW:
+        return None
+    entity = Entity.objects.filter(pk=row[0]).first()
+    if entity is None:
+        return None
+    similarity = float(row[1])
+    return entity, names.Similarity(
+        score=round(similarity, 4), reasons=(f"{EMBEDDING_REASON} {similarity:.2f}",)
+    )
+
+
+def best_match(
+    workspace: Workspace, name: str, entity_type: EntityType, *, exclude: int | None = None
+) -> Match | None:
+    """The most similar active entity of the type among those sharing a blocking key.
+
+    Candidates come from `_candidates`; a quick token-set ratio on their canonical keys picks
+    the few that get the full similarity (acronym candidates always do), so the cost per
+    name stays small however many share a common word.
+    """
+    keys = entity_blocking_keys(name, entity_type.name)
+    if not keys:
+        return None
+    candidates = _candidates(workspace, entity_type, keys, exclude=exclude)
+    if not candidates:
+        return None
+    key = entity_key(name, entity_type.name)
+    acronyms = {k for k in keys if k.startswith("a:")}
+    ranked = process.extract(
+        key,
+        {i: c.canonical_name for i, c in enumerate(candidates)},
+        scorer=fuzz.token_set_ratio,
+        limit=FULL_SCORING,
+    )
+    chosen = {index for _, _, index in ranked} | {
+        i for i, c in enumerate(candidates) if acronyms & set(c.blocking_keys)
+    }
+    best: tuple[Entity, names.Similarity] | None = None
+    for index in sorted(chosen):
+        candidate = candidates[index]
+        score = names.name_similarity(name, candidate.name, suffixes=suffixes(entity_type.name))
+        if best is None or score.score > best[1].score:
+            best = (candidate, score)
+    return best
+
+
+def _candidates(
+    workspace: Workspace, entity_type: EntityType, keys: list[str], *, exclude: int | None
+) -> list[Entity]:
+    """Active entities of the type sharing a blocking key: at most
+    CONSOLIDATION_MAX_CANDIDATES in all and half of that per key, one GIN lookup per key in a
+    single query. Capping each key, not the union, keeps the cost flat as the graph grows: a
+    common word ("Smith", "Systems") is in thousands of names, and reading all of them to
+    pick the best-known few was the one cost that grew with the graph. The rare keys (the
+    full name, its rarer words and their ends) come back whole, and those are the ones a
+    variant or a typo shares with its entity."""
+    per_key = max(1, settings.CONSOLIDATION_MAX_CANDIDATES // 2)
+    table = Entity._meta.db_table
+    return list(
+        Entity.objects.raw(
+            f"""
+            SELECT DISTINCT ON (e.id) e.id, e.name, e.canonical_name, e.type_id,
+                   e.mention_count, e.blocking_keys
+            FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, position)
+            CROSS JOIN LATERAL (
+                SELECT id, name, canonical_name, type_id, mention_count, blocking_keys
+                FROM {table}
+                WHERE knowledge_scoped_keys(type_id, blocking_keys) @> ARRAY[%s || ':' || k.key]
+                  AND state = 'active' AND id <> %s
+                  -- Implied by the type (types are per workspace), and checked on the rows
+                  -- found (+ 0): intersecting with the workspace's or type's whole b-tree
+                  -- index cost ten times the lookup itself.
+                  AND workspace_id + 0 = %s AND type_id + 0 = %s
+                LIMIT %s
+            ) AS e
+            ORDER BY e.id
+            LIMIT %s
+            """,  # noqa: S608 (the table name is ours; every value is a parameter)
+            [keys, str(entity_type.pk), exclude or 0, workspace.pk, entity_type.pk, per_key,
+             settings.CONSOLIDATION_MAX_CANDIDATES],
+        )
+    )  # fmt: skip
+
+
+def not_same(workspace: Workspace, a: int, b: int) -> bool:
+    low, high = sorted((a, b))
+    return (
+        CurationRule.objects.for_workspace(workspace)
+        .filter(kind=RuleKind.NOT_SAME, active=True, entity_id=low, other_id=high)
+        .exists()
+    )
+
+
+@dataclass(slots=True)
+class KnownEntities:
+    """What the workspace already says about a batch of (canonical key, type) names."""
+
+    blocked: set[Key]
+    found: dict[Key, Entity]
+    missing: list[Key]
+    by_id: dict[int, Entity]  # every entity read (pinned, aliased, same key)
+    exact: dict[Key, Entity]  # active entities with exactly the key and type
+
+
+def known_entities(
+    workspace: Workspace, names: Mapping[Key, tuple[str, EntityType]]
+) -> KnownEntities:
+    """Resolve names by what curation and the graph already say, cheapest and most
+    authoritative first: blocked names, pins, the alias table, the same canonical key and
+    type, then a type the name's evidence voted for."""
+    keys = list(names)
+    canon = {text for text, _ in keys}
+    rules = list(
+        CurationRule.objects.for_workspace(workspace).filter(
+            active=True, kind__in=[RuleKind.BLOCKED, RuleKind.ALIAS_PIN], canonical__in=canon
+        )
+    )
+    blocked = {
+        key
+        for key in keys
+        for rule in rules
+        if rule.kind == RuleKind.BLOCKED
+        and rule.canonical == key[0]
+        and rule.entity_type_id in (None, key[1])
+    }
+    pins = _pins(rules, keys)
+    aliases = {
+        (alias.canonical, alias.entity.type_id): alias.entity_id
+        for alias in Alias.objects.for_workspace(workspace)
+        .filter(canonical__in=canon, entity__state=EntityState.ACTIVE)
+        .select_related("entity")
+    }
+    candidates = set(pins.values()) | set(aliases.values())
+    by_id = {
+        e.pk: e
+        for e in Entity.objects.for_workspace(workspace)
+        .filter(Q(pk__in=candidates) | Q(state=EntityState.ACTIVE, canonical_name__in=canon))
+        .select_related("type")
+    }
+    exact = {
+        (e.canonical_name, e.type_id): e for e in by_id.values() if e.state == EntityState.ACTIVE
+    }
+    known = KnownEntities(blocked=blocked, found={}, missing=[], by_id=by_id, exact=exact)
+    for key in keys:
+        if key in blocked:
+            continue
+        entity = follow_pin(pins[key], by_id) if key in pins else None
+        if entity is None and key in aliases:
+            entity = by_id.get(aliases[key])
+        if entity is None:
+            entity = exact.get(key) or voted_entity(key, names[key][1], by_id)
+        if entity is not None:
+            known.found[key] = entity
+        else:
+            known.missing.append(key)
+    return known
+
+
+def _pins(rules: list[CurationRule], keys: list[Key]) -> dict[Key, int]:
+    """Key -> the entity a curation pin sends it to; a pin for exactly this type wins over
+    an every-type pin."""
+    pins: dict[Key, int] = {}
+    for rule in rules:
+        if rule.kind != RuleKind.ALIAS_PIN or rule.entity_id is None:
+            continue
+        for key in keys:
+            applies = rule.canonical == key[0] and rule.entity_type_id in (None, key[1])
+            if applies and (key not in pins or rule.entity_type_id is not None):
+                pins[key] = rule.entity_id
+    return pins
