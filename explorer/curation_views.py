@@ -43,6 +43,7 @@ from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from explorer.graph_views import render_entity_panel
+from explorer.snippets import highlighted
 from explorer.workspace_pages import workspace_page
 from knowledge.actions.curation import (
     default_survivor,
@@ -136,16 +137,7 @@ def _graph_changed(entity: int | None, removed: list[int]) -> str:
 
 
 def _highlighted(item: dict[str, Any]) -> dict[str, Any]:
-    """An evidence snippet cut around its mention, so the template can mark the span."""
-    snippet: str = item["snippet"]
-    start, end = item.get("char_start"), item.get("char_end")
-    before, hit, after = snippet, "", ""
-    if start is not None and end is not None:
-        lo = start - item["snippet_start"]
-        hi = min(end - item["snippet_start"], len(snippet))
-        if 0 <= lo < hi:
-            before, hit, after = snippet[:lo], snippet[lo:hi], snippet[hi:]
-    return {**item, "before": before, "hit": hit, "after": after}
+    return {**item, **highlighted(item)}
 
 
 # --- The entity panel's controls ---------------------------------------------------------

@@ -1,37 +1,35 @@
-"""The graph explorer page, its bulk graph endpoint, and the htmx panels of an entity and a
-relation.
+"""The graph explorer page and the htmx panels of an entity and a relation.
 
 The page itself is a shell: the graph is drawn on a canvas by the ES modules in
-static/js/graph/, which read the JSON API (hubs, neighbourhood, subgraph, path, search)
-for everything a person asks for one piece at a time. One thing the API cannot do in one
-call is hand over thousands of nodes at once (its graph calls stop at 2,000 ids), so
-`graph_json` serves the explorer's bulk loads — the top N hubs, or a given set of ids,
-matching the explorer's filters — in the API's own graph payload shape, so the client
-draws both with the same code. The panels are server-rendered (autoescaped) HTML that the
-page swaps into its `#panel` element; opened directly, they are ordinary pages.
+static/js/graph/, which read the JSON API for everything: piece by piece (hubs,
+neighbourhood, subgraph, path, search) and in bulk (`…/graph`, thousands of nodes at once,
+knowledge/api/graph.py). The server's limits reach the modules as data- attributes. The
+panels are server-rendered (autoescaped) HTML that the page swaps into its `#panel`
+element; opened directly, they are ordinary pages.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET
 
+from explorer.snippets import highlighted
 from explorer.workspace_pages import workspace_page
 from ingest.selectors import get_sources
-from knowledge.graph.base import GraphBackendError
-from knowledge.selectors.bulk_graph import DEFAULT_HUBS, MAX_BULK_NODES, get_bulk_graph
+from knowledge.selectors.bulk_graph import DEFAULT_HUBS, MAX_BULK_NODES
 from knowledge.selectors.entities import get_entity_detail
+from knowledge.selectors.graph import MAX_PATH_HOPS
+from knowledge.selectors.params import MAX_GRAPH_NODES
 from knowledge.selectors.relations import get_relation_detail, list_relations
 from knowledge.selectors.schema import list_entity_types, list_relation_types
-from workspaces.errors import DomainError, InvalidInput, NotFound
+from workspaces.errors import NotFound
 from workspaces.models import Workspace
 
 # Relations listed in an entity's panel (strongest first), and evidence rows shown.
@@ -70,47 +68,10 @@ def explore(request: HttpRequest) -> HttpResponse:
             "api_base": f"{reverse('api:api-root')}workspaces/{quote(workspace.slug, safe='')}",
             "default_hubs": DEFAULT_HUBS,
             "max_bulk_nodes": MAX_BULK_NODES,
+            "max_ids": MAX_GRAPH_NODES,
+            "max_path_hops": MAX_PATH_HOPS,
         },
     )
-
-
-# --- bulk graph loads ---------------------------------------------------------------------------
-
-
-def _json_error(error: DomainError) -> JsonResponse:
-    return JsonResponse(
-        {"error": {"code": error.code, "message": error.message}}, status=error.status
-    )
-
-
-@require_http_methods(["GET", "POST"])
-@workspace_page()
-def graph_json(request: HttpRequest) -> HttpResponse:
-    """The explorer's bulk loads (see `get_bulk_graph`): GET `?hubs=N&filters`, or POST a JSON
-    object `{"ids": [...], "touching": [...], filters}` — a read, posted because thousands
-    of ids do not fit in a URL (the CSRF header is required like any POST)."""
-    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
-    if request.method == "POST":
-        try:
-            params = json.loads(request.body or b"{}")
-        except ValueError:
-            return _json_error(InvalidInput("The body must be a JSON object."))
-        if not isinstance(params, dict):
-            return _json_error(InvalidInput("The body must be a JSON object."))
-        if params.get("ids") is None:
-            params["ids"] = []
-    else:
-        params = request.GET.dict()
-    try:
-        payload = get_bulk_graph(workspace, params)
-    except DomainError as error:
-        return _json_error(error)
-    except GraphBackendError as error:
-        return JsonResponse(
-            {"error": {"code": "graph_unavailable", "message": str(error)}}, status=503
-        )
-    # Compact separators: at thousands of nodes the spaces are a tenth of the bytes.
-    return JsonResponse(payload, json_dumps_params={"separators": (",", ":")})
 
 
 # --- panels -------------------------------------------------------------------------------------
@@ -124,18 +85,6 @@ def document_link(
     if start is not None and end is not None:
         query = {"start": start, "end": end, **query}
     return f"/documents/{int(document_id)}/?{urlencode(query)}"
-
-
-def highlighted(row: dict[str, Any]) -> dict[str, str]:
-    """The snippet cut in three around the evidence span (document offsets, so relative to
-    `snippet_start`); the template escapes each piece and marks the middle one."""
-    snippet: str = row["snippet"]
-    start, end = row.get("char_start"), row.get("char_end")
-    if start is None or end is None:
-        return {"before": snippet, "match": "", "after": ""}
-    lo = max(0, min(len(snippet), start - row["snippet_start"]))
-    hi = max(lo, min(len(snippet), end - row["snippet_start"]))
-    return {"before": snippet[:lo], "match": snippet[lo:hi], "after": snippet[hi:]}
 
 
 def _evidence(workspace: Workspace, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -242,7 +191,6 @@ def relation_panel(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 urlpatterns: list[URLPattern] = [
     path("explore/", explore, name="explore"),
-    path("explore/graph.json", graph_json, name="graph_json"),
     path("panels/entity/<int:entity_id>/", entity_panel, name="entity_panel"),
     path("panels/relation/<int:relation_id>/", relation_panel, name="relation_panel"),
 ]

@@ -17,9 +17,8 @@ from knowledge.actions.curation import (
     do_delete_entity,
     do_merge_entities,
     do_reject_suggestion,
-    do_rename_entity,
     do_restore_entity,
-    do_retype_entity,
+    do_update_entity,
 )
 from knowledge.models import (
     CurationEvent,
@@ -69,7 +68,8 @@ class EntityAdmin(admin.ModelAdmin):
         "workspace", "canonical_name", "description", "summary", "summary_hash",
         "mention_count", "first_seen_at", "last_seen_at",
         "state", "merged_into", "aliases", "curated", "type_votes", "type_curated",
-        "blocking_keys",
+        "blocking_keys", "community", "retrieved_count", "last_retrieved_at",
+        "embedding_model", "embedding_dim", "source_ids", "properties",
     )  # fmt: skip
     exclude = ("embedding",)
     inlines = (MentionInline, HistoryInline)
@@ -84,28 +84,22 @@ class EntityAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: Entity, form: Any, change: bool) -> None:
-        """A new name or type goes through rename / retype, so it leaves an event and the
-        rules that make it hold after re-extraction; other fields are saved as they are."""
+        """Name and type are the only fields the admin edits (the rest are derived from
+        evidence, read-only here); they go through `do_update_entity`, so each change
+        leaves an event, the rules that make it hold after re-extraction, and the graph
+        projection in step."""
         before = Entity.objects.select_related("type", "workspace").get(pk=obj.pk)
         changed = set(form.changed_data)
-        plain = [f for f in changed - {"name", "type"} if f in {f.name for f in obj._meta.fields}]
         try:
-            if "name" in changed and obj.name != before.name:
-                do_rename_entity(
-                    workspace=before.workspace, entity_id=obj.pk, name=obj.name,
-                    actor=request.user,  # type: ignore[arg-type]
-                )  # fmt: skip
-            if "type" in changed and obj.type_id != before.type_id:
-                do_retype_entity(
-                    workspace=before.workspace, entity_id=obj.pk, type_name=obj.type.name,
-                    actor=request.user,  # type: ignore[arg-type]
-                )  # fmt: skip
+            do_update_entity(
+                workspace=before.workspace,
+                entity_id=obj.pk,
+                name=obj.name if "name" in changed else None,
+                type_name=obj.type.name if "type" in changed else None,
+                actor=request.user,  # type: ignore[arg-type]
+            )
         except DomainError as exc:
             self.message_user(request, exc.message, messages.ERROR)
-        if plain:
-            Entity.objects.filter(pk=obj.pk).update(
-                **{field: getattr(obj, field) for field in plain}
-            )
 
     @admin.action(description="Merge selected entities (choose the survivor)")
     def merge_selected(self, request: HttpRequest, queryset: QuerySet[Entity]) -> Any:

@@ -1,4 +1,4 @@
-"""API schemas of the graph read endpoints (knowledge/graph_api.py); every field listed.
+"""API schemas of the graph reads (knowledge/api/entities.py, graph.py); every field listed.
 
 One graph payload (`GraphOut`: nodes, edges, truncated) answers neighbourhood, subgraph and
 path alike, so the explorer draws all three with one piece of code; path adds `found` and
@@ -8,9 +8,14 @@ path alike, so the explorer draws all three with one piece of code; path adds `f
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import Field, Schema
+from pydantic import StrictInt
+
+from knowledge.schemas.entity import EntityBase
+from knowledge.selectors.bulk_graph import DEFAULT_HUBS, MAX_BULK_NODES
+from workspaces.models import MAX_ID
 
 
 class GraphNodeOut(Schema):
@@ -44,13 +49,7 @@ class PathOut(GraphOut):
     length: int | None = Field(..., description="edges on the path; null when not found")
 
 
-class EntityListOut(Schema):
-    id: int
-    name: str
-    type: str
-    description: str
-    aliases: list[str]
-    mention_count: int
+class EntityListOut(EntityBase):
     degree: int = Field(..., description="active relations touching it (self-loops once)")
     community: int | None
     source_ids: list[int]
@@ -203,3 +202,53 @@ class StatsOut(Schema):
 class HubsOut(Schema):
     items: list[GraphNodeOut] = Field(..., description="highest degree first")
     count: int = Field(..., description="active entities of the type (all of them, any degree)")
+
+
+# --- the explorer's bulk loads -------------------------------------------------------------
+
+BulkId = Annotated[StrictInt, Field(gt=0, le=MAX_ID)]
+
+
+class BulkGraphQuery(Schema):
+    """`GET …/graph`: the top hubs matching the filters."""
+
+    hubs: int | None = Field(
+        None, ge=0, le=MAX_BULK_NODES, description=f"how many (default {DEFAULT_HUBS})"
+    )
+    types: str | None = Field(None, description="entity type names, comma-separated")
+    source: int | None = Field(None, ge=1, le=MAX_ID, description="mentioned by this source")
+    seen_after: str | None = Field(None, description="seen on or after: 2026-01-31 or ISO 8601")
+    seen_before: str | None = Field(None, description="seen on or before (the whole day)")
+    min_degree: int | None = Field(None, ge=0, le=10**9)
+
+
+class BulkGraphIn(Schema):
+    """`POST …/graph`: given entities (a read, posted because thousands of ids do not fit
+    in a URL), with the same filters as the GET."""
+
+    ids: list[BulkId] = Field(..., max_length=MAX_BULK_NODES)
+    touching: list[BulkId] = Field(
+        [], max_length=MAX_BULK_NODES, description="only edges with an end among these"
+    )
+    edges: bool = Field(True, description="false: only which ids match (nodes {id}, no edges)")
+    types: list[str] | str | None = None
+    source: int | None = Field(None, ge=1, le=MAX_ID)
+    seen_after: str | None = None
+    seen_before: str | None = None
+    min_degree: int | None = Field(None, ge=0, le=10**9)
+
+
+class BulkNodeOut(Schema):
+    id: int
+    name: str | None = None
+    type: str | None = None
+    degree: int | None = None
+    mention_count: int | None = None
+    community: int | None = None
+
+
+class BulkGraphOut(Schema):
+    nodes: list[BulkNodeOut]
+    edges: list[GraphEdgeOut]
+    truncated: bool
+    count: int = Field(..., description="how many match in all (hubs), or of the ids given")

@@ -1,4 +1,4 @@
-"""Schemas of `POST /workspaces/{slug}/search` (knowledge/retrieval_api.py), every field listed.
+"""Schemas of `POST /workspaces/{slug}/search` (knowledge/api/search.py), every field listed.
 
 Kept apart from knowledge/schemas.py because the search payload is also what
 `manage.py search --json` prints: one definition for both.
@@ -13,6 +13,7 @@ from ninja import Field, Schema
 from knowledge.graph.base import MAX_HOPS
 from knowledge.retrieval import SearchResult
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
+from knowledge.schemas.entity import EntityBase
 from workspaces.models import MAX_ID
 
 
@@ -64,13 +65,7 @@ class SearchChunkOut(Schema):
     entity_ids: list[int] = Field(..., description="returned entities this chunk mentions")
 
 
-class SearchEntityOut(Schema):
-    id: int
-    name: str
-    type: str
-    description: str
-    aliases: list[str]
-    mention_count: int
+class SearchEntityOut(EntityBase):
     score: float
     why: list[str] = Field(..., description="recognised | vector | graph")
     matched: str | None = Field(..., description="the query text it was recognised in")

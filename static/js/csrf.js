@@ -1,8 +1,5 @@
-// Sends Django's CSRF token with every htmx request (the cookie is readable on purpose).
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
-}
+// Sends Django's CSRF token with every htmx request.
+import { csrfToken } from "./csrf-token.js";
 
 export function initCsrf() {
   document.body.addEventListener("htmx:configRequest", (event) => {

@@ -1,9 +1,7 @@
-"""The explorer page, its bulk graph endpoint and the entity and relation panels: who may
+"""The explorer page and the entity and relation panels: who may
 see what, what the panels show, that untrusted text stays text, and the payloads."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
@@ -173,85 +171,3 @@ def test_render_entity_panel_says_when_an_entity_was_merged(lab):
     assert f'hx-get="/panels/entity/{acme.pk}/?ws=lab"' in text
     assert 'data-panel-state="merged"' in text
     assert "data-expand" not in text
-
-
-# --- the bulk graph endpoint --------------------------------------------------------------------
-
-
-def test_graph_json_gives_the_hubs_and_the_edges_among_them_compactly(lab):
-    member, built = lab
-    response = signed_in(member).get("/explore/graph.json?hubs=2")
-    assert response.status_code == 200
-    assert b", " not in response.content and b": " not in response.content
-    data = response.json()
-    # Acme (degree 2) first, then Ada or Paris (degree 1, more mentions or lower id).
-    ids = {n["id"] for n in data["nodes"]}
-    assert built.entities["Acme"].pk in ids and len(ids) == 2
-    assert data["truncated"] is True and data["count"] == 4
-    node = data["nodes"][0]
-    assert set(node) == {"id", "name", "type", "degree", "mention_count", "community"}
-    assert all(e["source"] in ids and e["target"] in ids for e in data["edges"])
-    assert len(data["edges"]) == 1
-    everything = signed_in(member).get("/explore/graph.json?hubs=100").json()
-    assert len(everything["nodes"]) == 4 and len(everything["edges"]) == 2
-    assert everything["truncated"] is False
-
-
-def test_graph_json_applies_type_and_degree_filters(lab):
-    member, built = lab
-    client = signed_in(member)
-    people = client.get("/explore/graph.json?hubs=10&types=person,location").json()
-    assert {n["name"] for n in people["nodes"]} == {"Ada", "Paris"}
-    assert people["edges"] == []
-    connected = client.get("/explore/graph.json?hubs=10&min_degree=1").json()
-    assert {n["name"] for n in connected["nodes"]} == {"Ada", "Acme", "Paris"}
-    assert client.get(f"/explore/graph.json?hubs=10&source={built.source.pk}").json()["count"] == 4
-    assert client.get("/explore/graph.json?hubs=10&seen_before=2000-01-01").json()["nodes"] == []
-    assert client.get("/explore/graph.json?hubs=10&seen_after=2000-01-01").json()["count"] == 4
-
-
-def test_graph_json_posted_ids_leave_out_other_workspaces_and_can_keep_edges_touching(lab, bob):
-    member, built = lab
-    theirs = make_graph(bob.workspace, entities={"Zed": "person"})
-    client = signed_in(member)
-    ada, acme, paris = (built.entities[n].pk for n in ("Ada", "Acme", "Paris"))
-    body = {"ids": [ada, acme, paris, theirs.entities["Zed"].pk], "touching": [paris]}
-    data = client.post("/explore/graph.json", body, content_type="application/json").json()
-    assert {n["id"] for n in data["nodes"]} == {ada, acme, paris}
-    assert [(e["source"], e["target"]) for e in data["edges"]] == [(acme, paris)]
-    only = client.post(
-        "/explore/graph.json",
-        {"ids": [ada, acme, theirs.entities["Zed"].pk], "edges": False, "types": ["person"]},
-        content_type="application/json",
-    ).json()
-    assert only["nodes"] == [{"id": ada}] and only["edges"] == []
-
-
-def test_graph_json_refuses_bad_input_with_the_api_error_shape(lab):
-    member, _ = lab
-    client = signed_in(member)
-    for url in (
-        "/explore/graph.json?hubs=-1",
-        "/explore/graph.json?hubs=abc",
-        "/explore/graph.json?hubs=999999",
-        "/explore/graph.json?seen_after=yesterday",
-        "/explore/graph.json?source=0",
-    ):
-        response = client.get(url)
-        assert response.status_code == 422, url
-        assert response.json()["error"]["code"] == "invalid"
-    for body in ('{"ids": "1,x"}', '{"ids": [true]}', "[1, 2]", "not json"):
-        response = client.post("/explore/graph.json", body, content_type="application/json")
-        assert response.status_code == 422, body
-
-
-def test_graph_json_posts_need_the_csrf_token(lab):
-    member, built = lab
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(member.user)
-    response = client.post(
-        "/explore/graph.json",
-        json.dumps({"ids": [built.entities["Ada"].pk]}),
-        content_type="application/json",
-    )
-    assert response.status_code == 403

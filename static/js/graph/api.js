@@ -1,21 +1,14 @@
 // Every request the explorer makes, in one place: the JSON API (session auth; the CSRF
-// header on anything that is not a GET) for what a person asks for piece by piece, and the
-// explorer's bulk endpoint (explorer/graph_views.py) for thousands of nodes at once. Both
-// answer the same graph payload, so the rest of the code never asks where data came from.
-
-// The API's graph calls take at most this many ids (knowledge/graph_selectors.py).
-export const API_MAX_IDS = 2000;
+// header on anything that is not a GET), piece by piece for what a person asks for and in
+// bulk (`…/graph`) for thousands of nodes at once. Both answer the same graph payload, so
+// the rest of the code never asks where data came from.
+import { csrfToken } from "../csrf-token.js";
 
 export class ApiError extends Error {
   constructor(status, message) {
     super(message);
     this.status = status;
   }
-}
-
-export function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
 }
 
 async function request(url, { method = "GET", body, signal } = {}) {
@@ -53,7 +46,7 @@ function query(params) {
   return search.toString();
 }
 
-// Filters the server applies (explorer/graph_views.py bulk_graph) from the explorer's own.
+// Filters the server applies (knowledge/api/graph.py, the bulk loads) from the explorer's own.
 export function serverFilters(filters) {
   return {
     types: filters.types && filters.types.length ? filters.types : undefined,
@@ -68,20 +61,23 @@ export function initApi(config) {
   const base = config.api; // /api/v1/workspaces/<slug>
   const ws = config.workspace;
   const withWs = (url, params = {}) => `${url}?${query({ ...params, ws })}`;
+  // The most ids the API's graph calls take (the server's limit, from the page).
+  const maxIds = config.maxIds;
 
   return {
     workspace: ws,
+    maxIds,
 
     // The top `count` hubs matching the filters, and the edges among them.
     hubs(count, filters = {}) {
-      return request(withWs(config.graphUrl, { hubs: count, ...serverFilters(filters) }));
+      return request(`${base}/graph?${query({ hubs: count, ...serverFilters(filters) })}`);
     },
 
     // Those of `ids` that are active and match `filters`; edges among them (only those
     // touching `touching` when given). Posted: thousands of ids do not fit in a URL.
     // With edges: false, only which of `ids` match (nodes {id}, no edges).
     bulk(ids, { touching, filters = {}, edges } = {}) {
-      return request(withWs(config.graphUrl), {
+      return request(`${base}/graph`, {
         method: "POST",
         body: { ids, touching, edges, ...serverFilters(filters) },
       });
@@ -93,7 +89,7 @@ export function initApi(config) {
 
     // The edges among `ids` (and their nodes, fresh): the API while it can take them all.
     subgraph(ids, { touching } = {}) {
-      if (ids.length <= API_MAX_IDS && !touching) {
+      if (ids.length <= maxIds && !touching) {
         return request(`${base}/subgraph?${query({ ids })}`);
       }
       return this.bulk(ids, { touching });

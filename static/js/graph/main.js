@@ -3,7 +3,7 @@
 // an entity, showing a path, refreshing after a curation action, and replaying the state
 // read from the URL. Each module does one thing; this one decides the order.
 
-import { API_MAX_IDS, initApi } from "./api.js";
+import { initApi } from "./api.js";
 import { initColours, initLegend } from "./colours.js";
 import { initExport } from "./export.js";
 import { initFilters } from "./filters.js";
@@ -31,7 +31,7 @@ export function initExplorer(root) {
   const config = {
     workspace: d.workspace,
     api: d.api,
-    graphUrl: d.graphUrl,
+    maxIds: Number(d.maxIds),
     entityPanelUrl: d.entityPanelUrl,
     relationPanelUrl: d.relationPanelUrl,
   };
@@ -106,6 +106,7 @@ export function initExplorer(root) {
     onPick: (item) => focusEntity(item.id),
   });
   const pathfinder = initPathfinder({
+    maxHops: Number(d.maxPathHops),
     form: byId("path-form"),
     fromInput: byId("path-from"),
     fromList: byId("path-from-options"),
@@ -204,7 +205,7 @@ export function initExplorer(root) {
     if (!added.length) return;
     const all = store.ids();
     if (all.length === added.length) return;
-    const payload = all.length <= API_MAX_IDS ? await api.subgraph(all) : await api.bulk(all, { touching: added });
+    const payload = all.length <= api.maxIds ? await api.subgraph(all) : await api.bulk(all, { touching: added });
     store.merge(payload);
   }
 
@@ -297,7 +298,7 @@ export function initExplorer(root) {
     try {
       const ids = store.ids();
       if (ids.length) {
-        const payload = ids.length <= API_MAX_IDS ? await api.subgraph(ids) : await api.bulk(ids);
+        const payload = ids.length <= api.maxIds ? await api.subgraph(ids) : await api.bulk(ids);
         store.sync(payload, ids);
       }
       const entity = Number(detail.entity);

@@ -1,12 +1,10 @@
 // The path finder: two entities picked by typeahead, the API's shortest path between
-// them (up to six steps, direction ignored), drawn over the graph and listed in words.
+// them (up to the server's limit of steps, direction ignored), drawn over the graph and listed in words.
 
 import { initTypeahead } from "./search.js";
 import { idButtonItem } from "./elements.js";
 
-export const MAX_HOPS = 6;
-
-export function initPathfinder({ form, fromInput, fromList, toInput, toList, clearButton, result, api, onPath, onClear, onStep }) {
+export function initPathfinder({ maxHops, form, fromInput, fromList, toInput, toList, clearButton, result, api, onPath, onClear, onStep }) {
   const from = initTypeahead({ input: fromInput, listbox: fromList, api, onPick: () => toInput.focus() });
   const to = initTypeahead({ input: toInput, listbox: toList, api, onPick: () => {} });
 
@@ -37,9 +35,9 @@ export function initPathfinder({ form, fromInput, fromList, toInput, toList, cle
   async function find(fromId, toId) {
     say("Searching…");
     try {
-      const payload = await api.path(fromId, toId, { maxHops: MAX_HOPS });
+      const payload = await api.path(fromId, toId, { maxHops: maxHops });
       if (!payload.found) {
-        say(`No path within ${MAX_HOPS} steps.`);
+        say(`No path within ${maxHops} steps.`);
         onPath(null, [fromId, toId]);
         return;
       }

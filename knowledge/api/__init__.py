@@ -1,0 +1,18 @@
+"""The knowledge app's part of the JSON API, assembled here from one router per subject.
+
+`config/api.py` mounts `router`; nothing registers itself by being imported. Entities
+(reads and curation share `entities/{id}`), the review queue, the schema registry,
+extraction accounts, graph reads and search.
+"""
+
+from __future__ import annotations
+
+from ninja import Router
+
+from knowledge.api import entities, extraction, graph, search, suggestions, types
+
+router = Router()
+for part in (types, extraction, entities, suggestions, graph, search):
+    router.add_router("", part.router)
+
+__all__ = ["router"]
