@@ -18,8 +18,8 @@ from knowledge.actions.curation import (
 )
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.models import Entity, Mention, Relation, RelationType
+from tests.knowledge.curation.test_curation import FIRST, SECOND, WORLD
 from tests.knowledge.graph_data import make_graph
-from tests.knowledge.test_curation import FIRST, SECOND, WORLD
 
 COUNTED = """
 SELECT e.id,

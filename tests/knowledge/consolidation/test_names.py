@@ -29,7 +29,7 @@ from knowledge.consolidation.names import (
     thresholds_for,
 )
 
-PAIRS_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "entity_pairs.jsonl"
+PAIRS_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "entity_pairs.jsonl"
 TYPES = [name for name, _, _ in DEFAULT_ENTITY_TYPES]
 
 

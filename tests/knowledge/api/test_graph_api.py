@@ -14,8 +14,8 @@ from ingest.actions.sources import do_create_text_source, validate_source_option
 from knowledge.actions.curation import do_add_alias
 from knowledge.models import Alias, Entity, Mention, Relation
 from knowledge.selectors.entities import search_entities
+from tests.knowledge.curation.test_curation import FIRST, WORLD
 from tests.knowledge.graph_data import chain, make_graph
-from tests.knowledge.test_curation import FIRST, WORLD
 from tests.support import run_pending
 from workspaces.models import Role
 

@@ -1,4 +1,4 @@
-"""Hybrid retrieval (knowledge/retrieval.py), its API and its command: graph proximity
+"""Hybrid retrieval (knowledge/retrieval/), its API and its command: graph proximity
 lifting what vectors miss, degradation without vectors, recognition through aliases,
 workspace isolation, access counts, and hostile text kept out of the LLM context block.
 
