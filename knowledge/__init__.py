@@ -1,3 +1,33 @@
-"""The graph: schema registry, entities, relations, evidence, extraction, consolidation,
-backends, retrieval (later issues fill it). Builds on `ingest`.
+"""The knowledge graph built from ingested documents: schema registry, entities, relations
+and their evidence, down to the sentence. Builds on `ingest`; the explorer and the API
+read and curate it. docs/architecture.md draws the map; this is the table of contents.
+
+Callers (parse, authorise, call one action or selector, render):
+    api/          the JSON API, one router per subject, assembled in api/__init__.py
+    admin.py      Django admin (edits go through the actions)
+    management/   commands: extract, consolidate, merge, unmerge, search, export, stats, …
+    tasks.py      background tasks: ids in, one action called
+    stages.py     the pipeline stages ingest runs: extract, consolidate, forget_chunks
+    schemas/      request and response schemas of the API
+
+Writes (actions/, `do_*`, keyword-only, one transaction each):
+    extraction/   windows → cached runs (thread pool, budget) → entities, relations,
+                  evidence; entry points in extraction/documents.py
+    resolution.py which entity an extracted name is (rules, aliases, keys, similarity,
+                  embeddings): merges automatically or queues a suggestion
+    review.py     the LLM's review of suggestions and description summaries
+    curation.py   every human action, with an exact undo
+    evidence.py   the write funnel: evidence removal, derived fields, graph sync
+    consolidation.py, communities.py, maintenance.py, schema.py
+
+Reads: selectors/ (one module per subject) and retrieval/ (hybrid search: signals,
+fusion, hydration, context).
+
+Engines (no HTTP, no actions): extraction/ (windows, prompts, the LLM client, parsing,
+validation, the offline extractor), consolidation/ (pure name matching: keys, similarity,
+match reasons), graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its
+sync; communities).
+
+Models: models/ (schema, graph, extraction, curation); canonical.py (name normalisation).
+The layering is checked by import-linter contracts in pyproject.toml (`make layers`).
 """
