@@ -10,11 +10,11 @@ PY := $(BIN)/python
 # Python 3.12+: an explicit PYTHON wins, then python3.12 on PATH, then pyenv's 3.12 builds.
 PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | sort -V | tail -n 1)
 
-.PHONY: help run test install python-deps node-deps static system-deps lint typecheck migrations-check pytest lock clean-db
+.PHONY: help run test install python-deps node-deps static system-deps lint typecheck layers migrations-check pytest lock clean-db
 
 help:
 	@echo "make run   - install everything, migrate, start web (http://127.0.0.1:8000) + worker"
-	@echo "make test  - install everything, run lint, type check, migration check and the test suite"
+	@echo "make test  - install everything, run lint, type and layering checks, migration check and the test suite"
 
 $(PY):
 	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it (pyenv install 3.12) or pass PYTHON=/path/to/python3.12"; exit 2; }
@@ -57,13 +57,18 @@ lint: python-deps
 typecheck: python-deps
 	$(BIN)/mypy .
 
+# The layering of docs/design.md (apps depend downward only; callers > actions > reads >
+# engines > models inside an app), as the import contracts in pyproject.toml.
+layers: python-deps
+	$(BIN)/lint-imports
+
 migrations-check: python-deps
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py makemigrations --check --dry-run
 
 pytest: install
 	$(BIN)/pytest
 
-test: system-deps install lint typecheck migrations-check pytest
+test: system-deps install lint typecheck layers migrations-check pytest
 
 # Regenerate requirements.lock from pyproject.toml (needs network to PyPI).
 lock: $(PY)

@@ -9,7 +9,7 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     from django.core.management import execute_from_command_line
 
-    from config.embedded_postgres import EmbeddedPostgresError
+    from system.embedded_postgres import EmbeddedPostgresError
 
     try:
         execute_from_command_line(sys.argv)

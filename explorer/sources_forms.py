@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from explorer.forms import FocusFirstProblemMixin
-from ingest.actions.crawl import CrawlSettings, validate_crawl_settings
+from ingest.actions.crawl import CrawlRequest, CrawlSettings, validate_crawl_settings
 from ingest.parsers import detect_upload_format
 from ingest.parsers.base import ParseError, UnsupportedFormat
 from workspaces.errors import InvalidInput
@@ -118,22 +118,31 @@ class CrawlForm(FocusFirstProblemMixin):
         "deny": "",
     }
 
+    @staticmethod
+    def _request(values: dict[str, Any]) -> CrawlRequest:
+        """The form's values as `validate_crawl_settings` and `do_create_crawl` take them."""
+        return {
+            "url": values.get("url", ""),
+            "mode": values.get("mode", ""),
+            "max_pages": values.get("max_pages"),
+            "max_depth": values.get("max_depth"),
+            "allow": split_lines(values.get("allow", "")),
+            "deny": split_lines(values.get("deny", "")),
+            "rate": values.get("rate"),
+            "include_subdomains": bool(values.get("include_subdomains")),
+            "use_llms_txt": bool(values.get("use_llms_txt")),
+        }
+
+    def crawl_request(self) -> CrawlRequest:
+        """The crawl asked for, to hand to `do_create_crawl` once the form is valid."""
+        return self._request(self.cleaned_data)
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         while True:
             values = {**data, **{k: v for k, v in self._NEUTRAL.items() if k in self.errors}}
             try:
-                crawl = validate_crawl_settings(
-                    url=values.get("url", ""),
-                    mode=values.get("mode", ""),
-                    max_pages=values.get("max_pages"),
-                    max_depth=values.get("max_depth"),
-                    allow=split_lines(values.get("allow", "")),
-                    deny=split_lines(values.get("deny", "")),
-                    rate=values.get("rate"),
-                    include_subdomains=bool(values.get("include_subdomains")),
-                    use_llms_txt=bool(values.get("use_llms_txt")),
-                )
+                crawl = validate_crawl_settings(**self._request(values))
             except InvalidInput as exc:
                 name, _, message = exc.message.partition(": ")
                 if name not in self._NEUTRAL or name in self.errors or not message:

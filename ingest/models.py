@@ -7,6 +7,8 @@ exact characters. Chunk order within a document is the NEXT_CHUNK chain.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -32,6 +34,14 @@ class SourceStatus(models.TextChoices):
     DELETING = "deleting", "Deleting"
 
 
+# A source in one of these states does no more work until someone starts it again.
+FINISHED_STATUSES = frozenset({SourceStatus.DONE, SourceStatus.FAILED, SourceStatus.CANCELLED})
+# Work still queued or running for a source in one of these states must stop.
+STOPPED_STATUSES = frozenset({SourceStatus.CANCELLED, SourceStatus.DELETING})
+# Sources whose documents come from a crawl (CrawlPage rows).
+CRAWL_KINDS = frozenset({SourceKind.URL, SourceKind.SITEMAP, SourceKind.CRAWL})
+
+
 class DocumentStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     PARSED = "parsed", "Parsed"
@@ -42,6 +52,36 @@ class DocumentStatus(models.TextChoices):
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+
+
+# A document in one of these states still has stages ahead of it.
+PENDING = (
+    DocumentStatus.QUEUED,
+    DocumentStatus.PARSED,
+    DocumentStatus.CHUNKED,
+    DocumentStatus.EMBEDDED,
+    DocumentStatus.EXTRACTED,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProgress:
+    """How far a source's work is, from its counters: documents created and settled (no
+    longer pending), and for a crawl, pages discovered and settled (no longer queued)."""
+
+    documents: int
+    documents_settled: int
+    pages: int
+    pages_settled: int
+    failed: int
+
+    @property
+    def done(self) -> int:
+        return self.documents_settled + self.pages_settled
+
+    @property
+    def total(self) -> int:
+        return self.documents + self.pages
 
 
 class Source(WorkspaceScopedModel):
@@ -71,6 +111,54 @@ class Source(WorkspaceScopedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    # The state rules every caller (actions, screens, commands) asks the source about.
+
+    @property
+    def is_crawl(self) -> bool:
+        return self.kind in CRAWL_KINDS
+
+    @property
+    def is_active(self) -> bool:
+        """Queued or running: someone waiting for the source keeps waiting."""
+        return self.status in {SourceStatus.QUEUED, SourceStatus.RUNNING}
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def can_cancel(self) -> bool:
+        """What the screens offer; `do_cancel_source` also accepts an already cancelled
+        source (cancelling it again changes nothing)."""
+        return self.is_active
+
+    @property
+    def can_rerun(self) -> bool:
+        return self.is_finished
+
+    @property
+    def can_retry(self) -> bool:
+        """Finished with documents that failed or were cancelled."""
+        counters = self.counters or {}
+        return self.is_finished and bool(counters.get("failed") or counters.get("cancelled"))
+
+    @property
+    def can_delete(self) -> bool:
+        return self.status != SourceStatus.DELETING
+
+    @property
+    def progress(self) -> SourceProgress:
+        counters = self.counters or {}
+        documents = int(counters.get("documents", 0))
+        pages = int(counters.get("pages_discovered", 0))
+        return SourceProgress(
+            documents=documents,
+            documents_settled=documents - int(counters.get("pending", 0)),
+            pages=pages,
+            pages_settled=pages - int(counters.get("pages_queued", 0)),
+            failed=int(counters.get("failed", 0)),
+        )
 
 
 class Document(WorkspaceScopedModel):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from ingest.models import Chunk, CrawlPage, Document, DocumentStatus, Source
+from ingest.models import Chunk, CrawlPage, CrawlPageStatus, Document, DocumentStatus, Source
 from workspaces.models import Workspace
 from workspaces.selectors import get_object_for_workspace
 
@@ -24,6 +24,16 @@ def get_failed_documents(source: Source, *, limit: int = 100) -> list[dict[str, 
     return [
         {"id": d.pk, "path": d.path, "error": d.error}
         for d in failed.only("id", "path", "error")[:limit]
+    ]
+
+
+def get_failures(source: Source) -> list[dict[str, str]]:
+    """Everything of the source that failed, as commands report it: crawl pages first
+    (`url`, `error`), then documents (`path`, `error`)."""
+    pages = CrawlPage.objects.filter(source=source, status=CrawlPageStatus.FAILED).order_by("id")
+    documents = Document.objects.filter(source=source, status=DocumentStatus.FAILED)
+    return [{"url": p.url, "error": p.reason} for p in pages.only("url", "reason")] + [
+        {"path": d.path, "error": d.error} for d in documents.order_by("path").only("path", "error")
     ]
 
 

@@ -176,7 +176,7 @@ def _write_tuning(pgdata: Path) -> None:
     include = f"include_if_exists '{TUNING_FILE}'"
     if conf.exists() and include not in conf.read_text(encoding="utf-8"):
         with conf.open("a", encoding="utf-8") as handle:
-            handle.write(f"\n# Graphloom's settings (config/embedded_postgres.py)\n{include}\n")
+            handle.write(f"\n# Graphloom's settings (system/embedded_postgres.py)\n{include}\n")
     shared_buffers = os.environ.get("GRAPHLOOM_PG_SHARED_BUFFERS", "512MB")
     if not re.fullmatch(r"\d+\s*(kB|MB|GB)?", shared_buffers):
         raise EmbeddedPostgresError(
@@ -249,6 +249,9 @@ def ensure_database(server: EmbeddedServer, name: str) -> None:
     with psycopg.connect(server.uri(), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
-            # Another process may create it between our check and our CREATE.
-            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+            # Another process (a parallel test worker) may create it between our check and
+            # our CREATE; racing CREATEs can also collide on pg_database's unique index.
+            with contextlib.suppress(
+                psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
+            ):
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))

@@ -39,7 +39,7 @@ class EmbeddingStatus:
 
 
 def get_database_status() -> DatabaseStatus:
-    embedded = connection.settings_dict["ENGINE"] == "config.embedded_db"
+    embedded = connection.settings_dict["ENGINE"] == "system.embedded_db"
     try:
         with connection.cursor() as cursor:
             cursor.execute("SHOW server_version")

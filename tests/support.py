@@ -18,8 +18,8 @@ from django.conf import settings
 from django.db import connection
 
 from ingest.actions.pipeline import do_process_documents
-from ingest.actions.sources import PENDING
-from ingest.models import Document, Source
+from ingest.dispatch import document_groups
+from ingest.models import PENDING, Document, Source
 
 T = TypeVar("T")
 MANAGE_PY = str(Path(settings.BASE_DIR) / "manage.py")
@@ -112,12 +112,7 @@ def fetch(url: str) -> tuple[int, str, str]:
 
 def run_pending(source: Source) -> list[str]:
     """Process the source's pending documents in this process, in the groups a worker gets."""
-    ids = list(
+    groups = document_groups(
         Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
     )
-    size = settings.INGEST_DOCUMENTS_PER_TASK
-    return [
-        s
-        for i in range(0, len(ids), size)
-        for s in do_process_documents(document_ids=ids[i : i + size])
-    ]
+    return [status for group in groups for status in do_process_documents(document_ids=group)]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -25,14 +25,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ingest import dispatch
 from ingest.actions.sources import (
-    CRAWL_KINDS,
     do_add_file,
     do_create_source,
     do_refresh_source_progress,
     do_reingest_source,
     run_deletion_hooks,
+    validate_source_options,
 )
 from ingest.crawler.fetch import Fetcher, FetchError, FetchResult
 from ingest.crawler.links import extract_links
@@ -40,7 +39,9 @@ from ingest.crawler.ratelimit import HostRateLimiter
 from ingest.crawler.robots import RobotsCache
 from ingest.crawler.sitemaps import parse_llms_txt, parse_sitemap
 from ingest.crawler.urls import in_scope, normalize_url, path_key
+from ingest.dispatch import enqueue_documents
 from ingest.models import (
+    STOPPED_STATUSES,
     Chunk,
     CrawlPage,
     CrawlPageStatus,
@@ -50,6 +51,7 @@ from ingest.models import (
     SourceKind,
     SourceStatus,
 )
+from system.enqueue import enqueue_on_commit
 from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
 
@@ -114,19 +116,25 @@ class CrawlSettings:
         )
 
 
-def validate_crawl_settings(
-    *,
-    url: str,
-    mode: str,
-    max_pages: int | None = None,
-    max_depth: int | None = None,
-    allow: Iterable[str] = (),
-    deny: Iterable[str] = (),
-    rate: float | None = None,
-    include_subdomains: bool = False,
-    use_llms_txt: bool = True,
-) -> CrawlSettings:
+class CrawlRequest(TypedDict, total=False):
+    """A crawl as a person or a client asks for one, before `validate_crawl_settings`."""
+
+    url: Required[str]
+    mode: Required[str]
+    max_pages: int | None
+    max_depth: int | None
+    allow: Iterable[str]
+    deny: Iterable[str]
+    rate: float | None  # requests/s per host; None: CRAWL_RATE_PER_HOST; 0: no limit
+    include_subdomains: bool
+    use_llms_txt: bool
+
+
+def validate_crawl_settings(**request: Unpack[CrawlRequest]) -> CrawlSettings:
     """Check a crawl request field by field; InvalidInput names the field at fault."""
+    url, mode, rate = request["url"], request["mode"], request.get("rate")
+    max_pages, max_depth = request.get("max_pages"), request.get("max_depth")
+    allow, deny = tuple(request.get("allow", ())), tuple(request.get("deny", ()))
     if mode not in MODES:
         raise InvalidInput(f"mode: choose one of {', '.join(MODES)} (got {mode!r}).")
     normalized = normalize_url(url.strip()) if url else None
@@ -151,11 +159,11 @@ def validate_crawl_settings(
         mode=mode,
         max_pages=max_pages or (1 if mode == "single" else 500),
         max_depth=3 if max_depth is None else max_depth,
-        allow=tuple(allow),
-        deny=tuple(deny),
+        allow=allow,
+        deny=deny,
         rate=rate,
-        include_subdomains=include_subdomains,
-        use_llms_txt=use_llms_txt,
+        include_subdomains=request.get("include_subdomains", False),
+        use_llms_txt=request.get("use_llms_txt", True),
     )
 
 
@@ -188,11 +196,11 @@ def do_start_crawl(*, source: Source, enqueue: bool = True) -> Source:
     again with its validators, so unchanged pages answer 304 and cost nothing."""
     with transaction.atomic():
         source = Source.objects.select_for_update().get(pk=source.pk)
-        if source.kind not in CRAWL_KINDS:
+        if not source.is_crawl:
             raise InvalidInput("This source is not a crawl.")
         if source.status == SourceStatus.DELETING:
             raise Conflict("This source is being deleted.")
-        if source.status in {SourceStatus.DONE, SourceStatus.FAILED, SourceStatus.CANCELLED}:
+        if source.is_finished:
             CrawlPage.objects.filter(source=source).exclude(via="redirect").update(
                 status=CrawlPageStatus.QUEUED, attempts=0, not_before=None, reason=""
             )
@@ -206,14 +214,43 @@ def do_start_crawl(*, source: Source, enqueue: bool = True) -> Source:
             update_fields=["status", "stage", "error", "settings", "started_at", "finished_at"]
         )
         if enqueue:
-            dispatch.enqueue_crawl(source.pk)
+            enqueue_on_commit("ingest.tasks.crawl_source", source.pk)
     return source
+
+
+@transaction.atomic
+def do_create_crawl(
+    *,
+    workspace: Workspace,
+    name: str = "",
+    tags: Iterable[str] = (),
+    known_only: object = None,
+    token_budget: object = None,
+    created_by: Any = None,
+    start: bool = True,
+    enqueue: bool = True,
+    **request: Unpack[CrawlRequest],
+) -> Source:
+    """A crawl as the API, the sources screen and `manage.py crawl` ask for one: the request
+    is checked (InvalidInput names the field at fault), the source created with its seed
+    page and, with `start`, started; the crawl task is enqueued on commit unless `enqueue`
+    is False (a caller that runs the crawl itself)."""
+    crawl = validate_crawl_settings(**request)
+    source = do_create_crawl_source(
+        workspace=workspace,
+        crawl=crawl,
+        name=name,
+        tags=tags,
+        created_by=created_by,
+        options=validate_source_options(known_only=known_only, token_budget=token_budget),
+    )
+    return do_start_crawl(source=source, enqueue=enqueue) if start else source
 
 
 def do_rerun_source(*, source: Source, enqueue: bool = True) -> int:
     """Re-ingest any source: a crawl starts a new round (conditional requests), other kinds
     re-process what changed. Returns the number of documents or pages queued."""
-    if source.kind in CRAWL_KINDS:
+    if source.is_crawl:
         do_start_crawl(source=source, enqueue=enqueue)
         return CrawlPage.objects.filter(source=source, status=CrawlPageStatus.QUEUED).count()
     return do_reingest_source(source=source, enqueue=enqueue)
@@ -304,7 +341,7 @@ def do_run_crawl(
     limit is reached; returns the source's status. Documents of fetched pages are queued for
     processing as the crawl goes (or processed by the caller when it runs inline)."""
     source = Source.objects.filter(pk=source_id).first()
-    if source is None or source.status in {SourceStatus.CANCELLED, SourceStatus.DELETING}:
+    if source is None or source.status in STOPPED_STATUSES:
         return "gone" if source is None else str(source.status)
     config = CrawlSettings.from_source(source)
     rate = settings.CRAWL_RATE_PER_HOST if config.rate is None else config.rate
@@ -370,7 +407,7 @@ def do_run_crawl(
 
 def _stopped(source_id: int) -> bool:
     status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
-    return status in {None, SourceStatus.CANCELLED, SourceStatus.DELETING}
+    return status is None or status in STOPPED_STATUSES
 
 
 def _claim(source: Source, limit: int) -> list[CrawlPage]:
@@ -569,7 +606,7 @@ def _flush_documents(crawl: _Crawl) -> None:
         crawl.process(ids)
         return
     with transaction.atomic():
-        dispatch.enqueue_documents(ids)
+        enqueue_documents(ids)
 
 
 def _seed(crawl: _Crawl) -> None:

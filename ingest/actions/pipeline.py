@@ -16,28 +16,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from functools import cache
 
 from django.conf import settings
-from django.utils.module_loading import import_string
 
-from ingest.actions.sources import PENDING, do_refresh_source_progress
-from ingest.models import Document, DocumentStatus, Source, SourceStatus
+from ingest.actions.sources import do_refresh_source_progress
+from ingest.models import PENDING, STOPPED_STATUSES, Document, DocumentStatus, Source
 from ingest.parsers.base import ParseError
+from system.loading import import_paths
 
 logger = logging.getLogger(__name__)
 
 Stage = Callable[..., None]
 
 
-@cache
-def _load_stages(paths: tuple[str, ...]) -> tuple[tuple[str, Stage], ...]:
-    return tuple((path.rsplit(".", 1)[-1], import_string(path)) for path in paths)
-
-
 def pipeline_stages() -> tuple[tuple[str, Stage], ...]:
     """(name, callable) of each configured stage, imported once, lazily (like middleware)."""
-    return _load_stages(tuple(settings.INGEST_PIPELINE_STAGES))
+    paths = settings.INGEST_PIPELINE_STAGES
+    return tuple(zip((p.rsplit(".", 1)[-1] for p in paths), import_paths(paths), strict=True))
 
 
 class StageFailed(Exception):
@@ -99,7 +94,7 @@ def do_process_document(
                 .values_list("status", flat=True)
                 .first()
             )
-            if status in {None, SourceStatus.CANCELLED, SourceStatus.DELETING}:
+            if status is None or status in STOPPED_STATUSES:
                 Document.objects.filter(pk=document.pk, status__in=PENDING).update(
                     status=DocumentStatus.CANCELLED
                 )

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from django.conf import settings as conf
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
-from ingest import blobs, dispatch
+from ingest import blobs
+from ingest.dispatch import enqueue_documents
 from ingest.models import (
+    PENDING,
     Chunk,
     CrawlPage,
     CrawlPageStatus,
@@ -24,6 +24,8 @@ from ingest.models import (
     SourceKind,
     SourceStatus,
 )
+from system.enqueue import enqueue_on_commit
+from system.loading import import_paths
 from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
 
@@ -31,28 +33,13 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-@cache
-def _load_hooks(paths: tuple[str, ...]) -> tuple[Callable[..., None], ...]:
-    return tuple(import_string(path) for path in paths)
-
-
 def run_deletion_hooks(chunk_ids: list[int]) -> None:
     """Call INGEST_DELETION_HOOKS (imported lazily) with chunks about to be deleted, so apps
     built on ingest take back what those chunks contributed (ingest never imports them).
     Every path that deletes chunks calls this first, in the same transaction."""
     if chunk_ids:
-        for hook in _load_hooks(tuple(conf.INGEST_DELETION_HOOKS)):
+        for hook in import_paths(conf.INGEST_DELETION_HOOKS):
             hook(chunk_ids=chunk_ids)
-
-
-CRAWL_KINDS = {SourceKind.URL, SourceKind.SITEMAP, SourceKind.CRAWL}
-PENDING = [
-    DocumentStatus.QUEUED,
-    DocumentStatus.PARSED,
-    DocumentStatus.CHUNKED,
-    DocumentStatus.EMBEDDED,
-    DocumentStatus.EXTRACTED,
-]
 
 
 @transaction.atomic
@@ -247,7 +234,7 @@ def do_start_source(*, source: Source, enqueue: bool = True) -> int:
     source.finished_at = None if pending else source.finished_at
     source.save(update_fields=["status", "error", "started_at", "finished_at"])
     if enqueue:
-        dispatch.enqueue_documents(pending)
+        enqueue_documents(pending)
     do_refresh_source_progress(source_id=source.pk)
     return len(pending)
 
@@ -301,7 +288,7 @@ def do_request_source_deletion(*, source: Source) -> Source:
     source = Source.objects.select_for_update().get(pk=source.pk)
     source.status = SourceStatus.DELETING
     source.save(update_fields=["status"])
-    dispatch.enqueue_source_deletion(source.pk)
+    enqueue_on_commit("ingest.tasks.delete_source", source.pk)
     return source
 
 
@@ -353,19 +340,13 @@ def do_refresh_source_progress(*, source_id: int) -> Source | None:
         chunks = Chunk.objects.filter(document__source_id=source_id).aggregate(
             chunks=Count("pk"), embedded=Count("pk", filter=Q(embedding__isnull=False))
         )
-        pages = _page_counters(source) if source.kind in CRAWL_KINDS else {}
+        pages = _page_counters(source) if source.is_crawl else {}
         source.counters = {**docs, **chunks, **pages}
         fields = ["counters"]
         crawling = pages.get("pages_queued", 0) > 0
-        if (
-            docs["pending"] == 0
-            and not crawling
-            and source.status in {SourceStatus.RUNNING, SourceStatus.QUEUED}
-        ):
+        if docs["pending"] == 0 and not crawling and source.is_active:
             all_failed = (docs["documents"] > 0 and docs["failed"] == docs["documents"]) or (
-                source.kind in CRAWL_KINDS
-                and docs["documents"] == 0
-                and pages.get("pages_failed", 0) > 0
+                source.is_crawl and docs["documents"] == 0 and pages.get("pages_failed", 0) > 0
             )
             source.status = SourceStatus.FAILED if all_failed else SourceStatus.DONE
             source.error = "Every document failed; see their errors." if all_failed else ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -51,7 +52,8 @@ class RobotsCache:
 
     Files are kept for `ttl` seconds; answers derived from failures (5xx, 429, network
     errors) only for `error_ttl` seconds, after which the next question fetches again.
-    `reset(host)` forgets a host immediately.
+    `reset(host)` forgets a host immediately. `clock` tells the time those ages are
+    measured in (monotonic; tests pass a fake one and move it).
     """
 
     def __init__(
@@ -61,12 +63,14 @@ class RobotsCache:
         user_agent: str,
         ttl: float = 24 * 3600,
         error_ttl: float = 60,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.fetcher = fetcher
         self.user_agent = user_agent
         self.token = robots_token(user_agent)
         self.ttl = ttl
         self.error_ttl = error_ttl
+        self._clock = clock
         self._rules: dict[str, _Rules] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -128,7 +132,7 @@ class RobotsCache:
             return None
         with self._lock:
             rules = self._rules.get(origin)
-            if rules is not None and rules.expires > time.monotonic():
+            if rules is not None and rules.expires > self._clock():
                 return rules
             origin_lock = self._locks.setdefault(origin, threading.Lock())
         # One fetch per site: other threads asking about it wait here for its answer
@@ -136,7 +140,7 @@ class RobotsCache:
         with origin_lock:
             with self._lock:
                 rules = self._rules.get(origin)
-                if rules is not None and rules.expires > time.monotonic():
+                if rules is not None and rules.expires > self._clock():
                     return rules
             rules = self._load(origin)
             with self._lock:
@@ -145,7 +149,7 @@ class RobotsCache:
 
     def _load(self, origin: str) -> _Rules:
         robots_url = f"{origin}/robots.txt"
-        now = time.monotonic()
+        now = self._clock()
         try:
             result = self.fetcher.fetch(robots_url)
         except FetchError as exc:

@@ -28,6 +28,7 @@ from typing import Any
 
 from ingest.parsers.base import ParsedDocument, ParseError, ParserLimits
 from ingest.parsers.detect import size_error
+from ingest.parsers.formats import parse
 
 logger = logging.getLogger(__name__)
 
@@ -179,8 +180,6 @@ def serve(conn: Connection) -> None:
     """
     # Ctrl-C in a terminal reaches the whole process group; the parent decides when we stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from ingest.parsers import parse  # imported before "ready", so timeouts measure parsing
-
     conn.send(("ready", None))
     while True:
         try:

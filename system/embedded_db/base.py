@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.backends.postgresql import base, client
 
-from config import embedded_postgres
+from system import embedded_postgres
 
 # Databases this process has already made sure exist (CREATE DATABASE once, not per connection).
 _ensured_databases: set[tuple[Path, str]] = set()

@@ -12,7 +12,6 @@ import ipaddress
 import itertools
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -28,6 +27,24 @@ from tests.ingest.crawl_site import HTML, CrawlSite, Page, generated_site, html_
 
 UA = "GraphloomBot/0.1 (+https://github.com/graphloom/graphloom; knowledge-graph crawler)"
 LOCAL = ["127.0.0.1/32"]
+
+
+class FakeClock:
+    """A monotonic clock that moves only when a thread sleeps on it, each thread on its own
+    time line: a request's start time is exactly the slot the limiter gave it, with no real
+    waiting and no scheduling jitter. Threads still call the limiter at once, so its lock is
+    what keeps their slots apart."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.start = start
+        self._local = threading.local()
+
+    def __call__(self) -> float:
+        return self.start + getattr(self._local, "slept", 0.0)
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds > 0
+        self._local.slept = getattr(self._local, "slept", 0.0) + seconds
 
 
 @pytest.fixture
@@ -455,11 +472,14 @@ def test_robots_server_error_disallows_until_retried(site, fetcher):
 
 
 def test_robots_failure_is_retried_after_the_error_ttl(site, fetcher):
+    clock = FakeClock()
     site.pages["/robots.txt"] = html_page("Oops", ["server error"], status=500)
-    robots = RobotsCache(fetcher, user_agent=UA, error_ttl=0.1)
+    robots = RobotsCache(fetcher, user_agent=UA, error_ttl=0.1, clock=clock)
     assert not robots.allowed(site.url("/about"))
     site.pages["/robots.txt"] = Page(b"User-agent: *\nDisallow:\n", "text/plain")
-    time.sleep(0.15)
+    clock.sleep(0.05)
+    assert not robots.allowed(site.url("/about"))  # the failure is still remembered
+    clock.sleep(0.1)
     assert robots.allowed(site.url("/about"))
 
 
@@ -479,16 +499,24 @@ def test_robots_group_for_our_product_token(site, fetcher):
 # --- rate limiting -------------------------------------------------------------------------
 
 
-def _stamps(limiter: HostRateLimiter, *, threads: int, each: int, **kwargs) -> list[float]:
+def fake_limiter(rate: float | None) -> tuple[HostRateLimiter, FakeClock]:
+    clock = FakeClock()
+    return HostRateLimiter(rate_per_second=rate, clock=clock, sleep=clock.sleep), clock
+
+
+def _stamps(
+    limiter: HostRateLimiter, clock: FakeClock, *, threads: int, each: int, **kwargs
+) -> list[float]:
     stamps: list[float] = []
     lock = threading.Lock()
+    ready = threading.Barrier(threads)
 
     def worker() -> None:
+        ready.wait()  # every thread asks at the same moment
         for _ in range(each):
             limiter.wait("example.com", **kwargs)
-            now = time.monotonic()
             with lock:
-                stamps.append(now)
+                stamps.append(clock())
 
     workers = [threading.Thread(target=worker) for _ in range(threads)]
     for thread in workers:
@@ -498,47 +526,48 @@ def _stamps(limiter: HostRateLimiter, *, threads: int, each: int, **kwargs) -> l
     return sorted(stamps)
 
 
-def _min_gap(stamps: list[float]) -> float:
-    return min(b - a for a, b in itertools.pairwise(stamps))
+def _gaps(stamps: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(stamps)]
 
 
 def test_rate_limiter_spaces_requests_to_one_host_across_threads():
-    # Without coordination the four threads would start together (gaps near 0); the
-    # tolerance only absorbs a late wake-up of one thread on a busy machine.
-    stamps = _stamps(HostRateLimiter(rate_per_second=10), threads=4, each=2)
+    # Without coordination the four threads would start together (gaps of 0).
+    limiter, clock = fake_limiter(10)
+    stamps = _stamps(limiter, clock, threads=4, each=2)
     assert len(stamps) == 8
-    assert _min_gap(stamps) >= 0.1 - 0.02
+    assert stamps[0] == clock.start
+    assert _gaps(stamps) == pytest.approx([0.1 * SAFETY_MARGIN] * 7)
 
 
 def test_rate_limiter_uses_the_longer_crawl_delay():
-    limiter = HostRateLimiter(rate_per_second=100)
-    stamps = _stamps(limiter, threads=2, each=2, min_interval=0.08)
-    assert _min_gap(stamps) >= 0.08 - 0.02
+    limiter, clock = fake_limiter(100)
+    stamps = _stamps(limiter, clock, threads=2, each=2, min_interval=0.08)
+    assert _gaps(stamps) == pytest.approx([0.08 * SAFETY_MARGIN] * 3)
 
 
 def test_rate_limiter_keeps_hosts_independent():
-    limiter = HostRateLimiter(rate_per_second=0.5)
+    limiter, clock = fake_limiter(0.5)
     first = limiter.reserve("a.example")
     other = limiter.reserve("b.example")
-    assert other <= time.monotonic()  # another host's slot is now
+    assert other <= clock()  # another host's slot is now
     # a.example waits 2 s (and the safety margin that absorbs network jitter)
     assert limiter.reserve("A.example") - first == pytest.approx(2.0 * SAFETY_MARGIN)
     assert other - first < 1
 
 
 def test_rate_limiter_defer_pushes_the_next_slot():
-    limiter = HostRateLimiter(rate_per_second=None)
+    limiter, clock = fake_limiter(None)
     limiter.wait("example.com")
-    deferred_at = time.monotonic()
+    deferred_at = clock()
     limiter.defer("example.com", 0.2)
     limiter.wait("example.com")
-    assert time.monotonic() - deferred_at >= 0.2 - 0.005
+    assert clock() - deferred_at == pytest.approx(0.2)
 
 
 def test_unlimited_rate_limiter_gives_slots_immediately():
-    limiter = HostRateLimiter(rate_per_second=0)
+    limiter, clock = fake_limiter(0)
     slots = [limiter.reserve("example.com") for _ in range(5)]
-    assert all(slot <= time.monotonic() for slot in slots)
+    assert all(slot <= clock() for slot in slots)
 
 
 # --- fetching ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import psycopg
 import pytest
 from django.conf import settings
 
-from config import embedded_postgres
+from system import embedded_postgres
 from tests.support import MANAGE_PY, wait_for
 
 pytestmark = pytest.mark.slow
@@ -60,7 +60,7 @@ def test_starts_from_an_empty_data_dir_with_pgvector(pgdata):
 def test_a_killed_client_process_leaves_the_server_usable(pgdata):
     server = embedded_postgres.ensure_server(pgdata)
     code = (
-        "import time, psycopg; from pathlib import Path; from config import embedded_postgres as e;"
+        "import time, psycopg; from pathlib import Path; from system import embedded_postgres as e;"
         f"s = e.ensure_server(Path({str(pgdata)!r})); c = psycopg.connect(s.uri());"
         "c.execute('BEGIN'); c.execute('LOCK TABLE survivors'); print('ready', flush=True); time.sleep(600)"
     )

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.test import Client, override_settings
 from django_tasks_db.models import DBTaskResult
 
-from config import embedded_postgres
+from system import embedded_postgres
 from system.models import WorkerHeartbeat
 from tests.support import fetch, free_port, start_manage, start_worker, subprocess_env, wait_for
 from tests.system.sample_tasks import mark_worker_seen

@@ -12,21 +12,14 @@ Exit 0 when every page and document succeeded, 1 when some failed, 2 on usage er
 from __future__ import annotations
 
 import json
-import sys
-import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
-from ingest.actions.crawl import (
-    do_create_crawl_source,
-    do_run_crawl,
-    do_start_crawl,
-    validate_crawl_settings,
-)
+from ingest.actions.crawl import CrawlSettings, do_create_crawl, do_run_crawl
 from ingest.actions.pipeline import do_process_documents
-from ingest.models import CrawlPage, CrawlPageStatus, Document, DocumentStatus, Source
+from ingest.management.progress import progress_bar, report_source, wait_for_source
+from ingest.models import Source
 from system.selectors import get_worker_status
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
@@ -61,8 +54,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         workspace = workspace_for_command(options["workspace"])
+        inline = options["wait"] and get_worker_status().status != "ok"
         try:
-            crawl = validate_crawl_settings(
+            source = do_create_crawl(
+                workspace=workspace,
                 url=options["url"],
                 mode=options["mode"],
                 max_pages=options["max_pages"],
@@ -72,30 +67,29 @@ class Command(BaseCommand):
                 rate=options["rate"],
                 include_subdomains=options["subdomains"],
                 use_llms_txt=not options["no_llms_txt"],
+                name=options["name"],
+                enqueue=not inline,
             )
         except InvalidInput as exc:
             raise CommandError(exc.message, returncode=2) from exc
-        inline = options["wait"] and get_worker_status().status != "ok"
-        try:
-            source = do_create_crawl_source(workspace=workspace, crawl=crawl, name=options["name"])
-            source = do_start_crawl(source=source, enqueue=not inline)
         except DomainError as exc:
             raise CommandError(exc.message, returncode=1) from exc
+        crawl = CrawlSettings.from_source(source)
         self.stderr.write(f"source {source.pk}: crawling {crawl.url} ({crawl.mode})")
         if not options["wait"]:
             self.stdout.write(
                 json.dumps({"source": source.pk, "status": source.status, "url": crawl.url})
             )
             return
-        with tqdm(unit="page", file=sys.stderr, disable=None, dynamic_ncols=True) as bar:
+        with progress_bar(unit="page") as bar:
 
             def show(current: Source) -> None:
-                counters = current.counters
-                bar.total = counters.get("pages_discovered", 0)
-                bar.n = bar.total - counters.get("pages_queued", 0)
+                progress = current.progress
+                bar.total = progress.pages
+                bar.n = progress.pages_settled
                 bar.set_postfix(
-                    ingested=counters.get("pages_ingested", 0),
-                    failed=counters.get("pages_failed", 0),
+                    ingested=current.counters.get("pages_ingested", 0),
+                    failed=current.counters.get("pages_failed", 0),
                 )
                 bar.refresh()
 
@@ -107,45 +101,5 @@ class Command(BaseCommand):
                     process=lambda ids: do_process_documents(document_ids=ids),
                 )
             else:
-                while source.status in {"queued", "running"}:
-                    time.sleep(0.5)
-                    source.refresh_from_db()
-                    show(source)
-        self._report(source)
-
-    def _report(self, source: Source) -> None:
-        source.refresh_from_db()
-        counters = source.counters
-        failed = [
-            {"url": p.url, "error": p.reason}
-            for p in CrawlPage.objects.filter(
-                source=source, status=CrawlPageStatus.FAILED
-            ).order_by("id")
-        ] + [
-            {"path": d.path, "error": d.error}
-            for d in Document.objects.filter(source=source, status=DocumentStatus.FAILED).order_by(
-                "path"
-            )
-        ]
-        pages = {
-            key: counters.get(f"pages_{key}", 0)
-            for key in ("discovered", "fetched", "skipped_robots", "skipped", "failed", "ingested")
-        }
-        self.stdout.write(
-            json.dumps(
-                {
-                    "source": source.pk,
-                    "status": source.status,
-                    "pages": pages,
-                    "documents": counters.get("documents", 0),
-                    "failed": failed,
-                    "chunks": counters.get("chunks", 0),
-                    "embedded": counters.get("embedded", 0),
-                }
-            )
-        )
-        if failed or source.status != "done":
-            raise CommandError(
-                f"{len(failed)} page(s) or document(s) failed; source is {source.status}.",
-                returncode=1,
-            )
+                wait_for_source(source, show=show)
+        report_source(source, stdout=self.stdout, what="page(s) or document(s)", pages=True)

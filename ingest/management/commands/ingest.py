@@ -11,18 +11,16 @@ process. Exit 0 when every document succeeded, 1 when some failed, 2 on usage er
 from __future__ import annotations
 
 import json
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
 from ingest.actions.pipeline import do_process_documents
-from ingest.actions.sources import PENDING, do_add_files, do_create_upload_source
-from ingest.models import Document, DocumentStatus, Source, SourceKind
+from ingest.actions.sources import do_add_files, do_create_upload_source
+from ingest.dispatch import document_groups
+from ingest.management.progress import progress_bar, report_source, wait_for_source
+from ingest.models import PENDING, Document, Source, SourceKind
 from system.selectors import get_worker_status
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError
@@ -110,58 +108,23 @@ class Command(BaseCommand):
             self._process_inline(src)
         else:
             self._wait(src)
-        self._report(src)
-
-    def _progress(self, total: int) -> tqdm:
-        return tqdm(total=total, unit="doc", file=sys.stderr, disable=None, dynamic_ncols=True)
+        report_source(src, stdout=self.stdout, what="document(s)", warnings=self.stderr)
 
     def _process_inline(self, source: Source) -> None:
-        ids = list(
+        groups = document_groups(
             Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
         )
-        size = max(1, settings.INGEST_DOCUMENTS_PER_TASK)
-        with self._progress(len(ids)) as bar:
-            for start in range(0, len(ids), size):
-                group = ids[start : start + size]
+        with progress_bar(unit="doc", total=sum(len(group) for group in groups)) as bar:
+            for group in groups:
                 do_process_documents(document_ids=group)
                 bar.update(len(group))
 
     def _wait(self, source: Source) -> None:
         total = Document.objects.filter(source=source).count()
-        with self._progress(total) as bar:
-            while True:
-                source.refresh_from_db()
-                finished = (
-                    total - Document.objects.filter(source=source, status__in=PENDING).count()
-                )
-                bar.update(finished - bar.n)
-                if source.status not in {"queued", "running"}:
-                    return
-                time.sleep(0.5)
+        with progress_bar(unit="doc", total=total) as bar:
 
-    def _report(self, source: Source) -> None:
-        source.refresh_from_db()
-        failed = list(
-            Document.objects.filter(source=source, status=DocumentStatus.FAILED)
-            .order_by("path")
-            .values("path", "error")
-        )
-        counters = source.counters
-        self.stdout.write(
-            json.dumps(
-                {
-                    "source": source.pk,
-                    "status": source.status,
-                    "documents": counters.get("documents", 0),
-                    "failed": failed,
-                    "chunks": counters.get("chunks", 0),
-                    "embedded": counters.get("embedded", 0),
-                }
-            )
-        )
-        if source.warning:
-            self.stderr.write(source.warning)
-        if failed or source.status != "done":
-            raise CommandError(
-                f"{len(failed)} document(s) failed; source is {source.status}.", returncode=1
-            )
+            def show(current: Source) -> None:
+                pending = Document.objects.filter(source=current, status__in=PENDING).count()
+                bar.update(total - pending - bar.n)
+
+            wait_for_source(source, show=show)

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from config import embedded_postgres
+from system import embedded_postgres
 
 
 class Command(BaseCommand):

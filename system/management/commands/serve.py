@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from config import embedded_postgres
+from system import embedded_postgres
 
 
 class Command(BaseCommand):
