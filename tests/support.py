@@ -12,10 +12,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection
+from django.test import Client
 
 from ingest.actions.pipeline import do_process_documents
 from ingest.dispatch import document_groups
@@ -116,3 +117,10 @@ def run_pending(source: Source) -> list[str]:
         Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
     )
     return [status for group in groups for status in do_process_documents(document_ids=group)]
+
+
+def signed_in(member: Any) -> Client:
+    """A browser-like client with `member`'s session (no bearer token)."""
+    client = Client()
+    client.force_login(member.user)
+    return client

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Count, Q, Sum
 
-from ingest.models import Document, DocumentStatus, Source, SourceStatus
+from ingest.models import Document, DocumentStatus, Source
 from knowledge.models import (
     ExtractionRun,
     ExtractionStatus,
@@ -62,11 +62,7 @@ def extraction_status(account: SourceExtraction | None, source: Source) -> str:
     stop early is done."""
     if account is None:
         return ExtractionStatus.PENDING
-    if account.status == ExtractionStatus.RUNNING and source.status in {
-        SourceStatus.DONE,
-        SourceStatus.FAILED,
-        SourceStatus.CANCELLED,
-    }:
+    if account.status == ExtractionStatus.RUNNING and source.is_finished:
         return ExtractionStatus.DONE
     return str(account.status)
 

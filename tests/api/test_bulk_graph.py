@@ -9,7 +9,8 @@ import json
 import pytest
 from django.test import Client
 
-from tests.knowledge.graph_data import make_graph
+from tests.knowledge.graph_data import make_graph, make_lab_graph
+from tests.support import signed_in
 from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db
@@ -17,22 +18,11 @@ pytestmark = pytest.mark.django_db
 GRAPH = "/api/v1/workspaces/lab/graph"
 
 
-def signed_in(member) -> Client:
-    client = Client()
-    client.force_login(member.user)
-    return client
-
-
 @pytest.fixture
 def lab(make_member):
     """A viewer of workspace "lab" with a small graph: Ada works for Acme, Acme is in Paris."""
     member = make_member("ada", workspace="lab", role=Role.VIEWER)
-    built = make_graph(
-        member.workspace,
-        entities={"Ada": "person", "Acme": "organization", "Paris": "location", "Loner": "concept"},
-        relations=[("Ada", "Acme", "works_for"), ("Acme", "Paris", "located_in")],
-    )
-    return member, built
+    return member, make_lab_graph(member.workspace)
 
 
 def test_bulk_graph_gives_the_hubs_and_the_edges_among_them_compactly(lab):

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from tests.support import signed_in
 from workspaces.actions.workspaces import do_set_membership
 from workspaces.models import ApiToken, Role
 from workspaces.tokens import hash_token
@@ -17,12 +18,6 @@ pytestmark = pytest.mark.django_db
 
 SECRET = re.compile(r"glm_[0-9a-f]{12}_[A-Za-z0-9_-]{20,}")
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
-
-
-def signed_in(member) -> Client:
-    client = Client()
-    client.force_login(member.user)
-    return client
 
 
 def input_tag(html: str, name: str) -> str:

@@ -24,6 +24,7 @@ from knowledge.models import (
     SuggestionStatus,
 )
 from tests.knowledge.graph_data import make_graph
+from tests.support import signed_in
 from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db
@@ -60,12 +61,6 @@ def graph(editor):
         ],
     )
     return built.entities
-
-
-def signed_in(member) -> Client:
-    client = Client()
-    client.force_login(member.user)
-    return client
 
 
 def url(action: str, entity_id: int) -> str:

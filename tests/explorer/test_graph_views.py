@@ -9,7 +9,8 @@ from django.test import Client, RequestFactory
 
 from explorer.graph_views import render_entity_panel
 from knowledge.models import Entity, EntityState
-from tests.knowledge.graph_data import make_graph
+from tests.knowledge.graph_data import make_graph, make_lab_graph
+from tests.support import signed_in
 from workspaces.models import Membership, Role
 
 pytestmark = pytest.mark.django_db
@@ -18,22 +19,11 @@ HOSTILE = '<img src=x onerror="alert(1)">'
 SCRIPT = "<script>alert('pwn')</script>"
 
 
-def signed_in(member) -> Client:
-    client = Client()
-    client.force_login(member.user)
-    return client
-
-
 @pytest.fixture
 def lab(make_member):
     """A viewer of workspace "lab" with a small graph: Ada works for Acme, Acme is in Paris."""
     member = make_member("ada", workspace="lab", role=Role.VIEWER)
-    built = make_graph(
-        member.workspace,
-        entities={"Ada": "person", "Acme": "organization", "Paris": "location", "Loner": "concept"},
-        relations=[("Ada", "Acme", "works_for"), ("Acme", "Paris", "located_in")],
-    )
-    return member, built
+    return member, make_lab_graph(member.workspace)
 
 
 def test_the_explore_page_renders_for_a_viewer_with_its_module_config(lab):

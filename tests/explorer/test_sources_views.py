@@ -8,7 +8,6 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django_tasks_db.models import DBTaskResult
 
@@ -16,6 +15,7 @@ from ingest.actions.crawl import do_create_crawl_source, validate_crawl_settings
 from ingest.actions.sources import do_create_upload_source, do_delete_source
 from ingest.models import CrawlPage, Document, Source
 from knowledge.models import SourceExtraction
+from tests.support import signed_in
 from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db
@@ -30,12 +30,6 @@ HTMX_LIST = {"HX-Request": "true", "HX-Target": "source-list"}
 @pytest.fixture(autouse=True)
 def media_root(tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
-
-
-def signed_in(member) -> Client:
-    client = Client()
-    client.force_login(member.user)
-    return client
 
 
 def make_upload(member, *files: tuple[str, bytes], name: str = "") -> Source:

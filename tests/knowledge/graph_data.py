@@ -157,3 +157,13 @@ def chain(workspace: Workspace, count: int, *, prefix: str = "Node") -> Built:
     order = list(names)
     edges = [(a, b, "related_to") for a, b in itertools.pairwise(order)]
     return make_graph(workspace, entities=names, relations=edges, title=f"{prefix} chain")
+
+
+def make_lab_graph(workspace: Workspace) -> Built:
+    """A small graph the explorer and bulk-graph suites share: Ada works for Acme, Acme is in
+    Paris, and Loner has no relation."""
+    return make_graph(
+        workspace,
+        entities={"Ada": "person", "Acme": "organization", "Paris": "location", "Loner": "concept"},
+        relations=[("Ada", "Acme", "works_for"), ("Acme", "Paris", "located_in")],
+    )

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from ingest.models import Chunk, Document, Source, SourceStatus
+from ingest.models import STOPPED_STATUSES, Chunk, Document, Source
 from knowledge.actions.extraction.budget import account_for, reserve_tokens
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.extractors import Extractor, WindowOutcome
@@ -173,7 +173,7 @@ class EnsuredRuns:
 
 def _source_stopped(source_id: int) -> bool:
     status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
-    return status in {None, SourceStatus.CANCELLED, SourceStatus.DELETING}
+    return status is None or status in STOPPED_STATUSES
 
 
 def ensure_runs(
