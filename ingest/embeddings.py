@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from system.loading import LoadOnce
+from system.loading import LoadOnce, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -107,14 +107,6 @@ class Embedder:
     def chunk_token_budget(self) -> int:
         """Content tokens per chunk that fit the model with its [CLS] and [SEP] tokens."""
         return self.max_seq_length - 2
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _resolve_model(name: str) -> tuple[str, Path | None, str | None]:

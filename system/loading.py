@@ -13,10 +13,12 @@ list never imports the apps that fill it.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Hashable, Iterable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from django.utils.module_loading import import_string
@@ -63,3 +65,13 @@ def import_paths(paths: Iterable[str]) -> tuple[Any, ...]:
     """The objects named by `paths` (a settings list of dotted paths), in order; imported
     on the first call with this list, remembered after."""
     return _import_all(tuple(paths))
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file, read a MiB at a time: how packaged model weights are checked
+    against the digests they ship with before they are loaded."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

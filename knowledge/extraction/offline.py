@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
-from system.loading import LoadOnce
+from system.loading import LoadOnce, sha256_file
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -144,14 +144,6 @@ class OfflineExtractorUnavailable(Exception):
 
 
 # --- loading and verification --------------------------------------------------------------
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def combined_hash(digests: Mapping[str, str], spacy_version: str) -> str:

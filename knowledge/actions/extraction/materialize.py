@@ -106,37 +106,13 @@ def _insert_mentions(rows: list[MentionRow]) -> None:
         )
 
 
-def _materialize_window(
-    *,
-    workspace: Workspace,
-    window: Window,
-    run: ExtractionRun,
-    types: _TypeResolver,
-    only_known: bool,
-    counts: dict[str, int],
-    touched: Touched,
-) -> None:
-    """One window's run as rows: its entities resolved and mentioned, its relations (between
-    entities it named, or dangling endpoints per EXTRACTION_DANGLING_RELATIONS) with their
-    evidence."""
-    result = run.result or {}
-    writer = _WindowWriter(workspace, window, run, types, only_known=only_known, counts=counts)
-    relations = result.get("relations") or []
-    writer.add_entities(result.get("entities") or [])
-    writer.add_dangling(relations)
-    wanted = writer.wanted_relations(relations)
-    _insert_mentions(writer.mentions)
-    touched.entities.update(row[1] for row in writer.mentions)
-    if wanted:
-        touched.relations.update(writer.write_relations(wanted))
-
-
 WantedRelations = dict[tuple[int, int, int], tuple[dict[str, Any], RelationType]]
 
 
 class _WindowWriter:
-    """The rows one window contributes, collected name by name: entities by the names the
-    model used, mention rows (located in the window text when the model gave no span)."""
+    """The rows one window's run contributes, collected name by name: entities by the names
+    the model used, mention rows (located in the window text when the model gave no span),
+    relations with their evidence."""
 
     def __init__(
         self,
@@ -154,6 +130,20 @@ class _WindowWriter:
         self.by_name: dict[str, Entity] = {}
         self.mentions: list[MentionRow] = []
         self.occurrences: dict[str, list[tuple[int, int]]] = {}
+
+    def write(self, touched: Touched) -> None:
+        """The window's run as rows: its entities resolved and mentioned, its relations
+        (between entities it named, or dangling endpoints per
+        EXTRACTION_DANGLING_RELATIONS) with their evidence."""
+        result = self.run.result or {}
+        relations = result.get("relations") or []
+        self.add_entities(result.get("entities") or [])
+        self.add_dangling(relations)
+        wanted = self.wanted_relations(relations)
+        _insert_mentions(self.mentions)
+        touched.entities.update(row[1] for row in self.mentions)
+        if wanted:
+            touched.relations.update(self.write_relations(wanted))
 
     def count(self, key: str) -> None:
         self.counts[key] = self.counts.get(key, 0) + 1
@@ -380,15 +370,10 @@ def _materialize(
                     )
                 elif any((run.pk, chunk_id) in done for chunk_id in window.chunk_ids):
                     continue
-                _materialize_window(
-                    workspace=workspace,
-                    window=window,
-                    run=run,
-                    types=types,
-                    only_known=only_known,
-                    counts=counts,
-                    touched=touched,
+                writer = _WindowWriter(
+                    workspace, window, run, types, only_known=only_known, counts=counts
                 )
+                writer.write(touched)
         do_refresh_derived(
             workspace_id=workspace.pk, entity_ids=touched.entities, relation_ids=touched.relations
         )
