@@ -43,6 +43,7 @@ from ingest.selectors import (
     get_chunks,
     get_document_for_workspace,
     get_documents,
+    get_duplicate_documents,
     get_failed_documents,
     get_pages,
     get_source_for_workspace,
@@ -257,7 +258,11 @@ def add_documents(request: HttpRequest, slug: str, source_id: int) -> Status[dic
 def get_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any]:
     membership = get_workspace_access(request, slug)
     source = get_source_for_workspace(membership.workspace, source_id)
-    return {**source_out(source), "failed": get_failed_documents(source)}
+    return {
+        **source_out(source),
+        "failed": get_failed_documents(source),
+        "duplicates": get_duplicate_documents(source),
+    }
 
 
 @router.post(

@@ -10,12 +10,16 @@ poorly and makes bad evidence. This chunker
 - cuts an over-long sentence at whitespace by token offsets, never inside a word (a single
   "word" longer than a whole chunk, e.g. a 10 MB line without spaces, is the one exception);
 - repeats up to `overlap_tokens` of trailing sentences at the start of the next chunk within
-  a section.
+  a section;
+- never mixes boilerplate (given character ranges: text the source repeats on every page,
+  ingest/boilerplate.py) with content: those ranges become chunks of their own, flagged
+  `boilerplate`, so the content chunks stay whole while the ranges are kept for offsets.
 Every chunk is an exact slice of the text: `text[start:end] == chunk.text`.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
@@ -37,6 +41,7 @@ class ChunkSpan:
     text: str
     token_count: int
     heading_path: tuple[str, ...]
+    boilerplate: bool = False
 
     @property
     def content_hash(self) -> str:
@@ -57,6 +62,7 @@ class _Unit:
     section: int  # units of different sections never share a chunk
     is_heading: bool
     tokens: int = 0
+    boilerplate: bool = False
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
@@ -122,7 +128,12 @@ def _pieces(text: str, unit: _Unit, cuts: Iterator[int]) -> list[_Unit]:
     for cut in cuts:
         s, e = _trimmed(text, start, cut)
         if s < e:
-            pieces.append(_Unit(s, e, unit.heading_path, unit.section, unit.is_heading))
+            pieces.append(
+                _Unit(
+                    s, e, unit.heading_path, unit.section, unit.is_heading,
+                    boilerplate=unit.boilerplate,
+                )
+            )  # fmt: skip
         start = cut
     return pieces
 
@@ -156,15 +167,38 @@ def _split_by_tokens(text: str, unit: _Unit, counter: TokenCounter, max_tokens: 
     return _pieces(text, unit, cuts())
 
 
+def _mark_boilerplate(units: list[_Unit], ranges: Sequence[tuple[int, int]]) -> list[_Unit]:
+    """Flag the units lying inside one of the (sorted, disjoint) ranges, and start a new
+    section wherever the flag changes: no chunk, and no overlap, crosses that border."""
+    if not ranges:
+        return units
+    starts = [start for start, _ in ranges]
+    section, previous = 0, None
+    for unit in units:
+        index = bisect.bisect_right(starts, unit.start) - 1
+        unit.boilerplate = index >= 0 and unit.end <= ranges[index][1]
+        if previous is None or unit.section != previous[0] or unit.boilerplate != previous[1]:
+            section += 1
+        previous = (unit.section, unit.boilerplate)
+        unit.section = section
+    return units
+
+
 def chunk_text(
-    text: str, *, counter: TokenCounter, max_tokens: int, overlap_tokens: int = 0
+    text: str,
+    *,
+    counter: TokenCounter,
+    max_tokens: int,
+    overlap_tokens: int = 0,
+    boilerplate: Sequence[tuple[int, int]] = (),
 ) -> list[ChunkSpan]:
-    """Chunks of `text`, in order; see the module docstring for the rules."""
+    """Chunks of `text`, in order; see the module docstring for the rules. `boilerplate`:
+    sorted, disjoint (start, end) character ranges that become chunks of their own."""
     if max_tokens < 8:
         raise ValueError("max_tokens must be at least 8")
     max_chars = max_tokens * _MAX_CHARS_PER_TOKEN
     candidates: list[_Unit] = []
-    for unit in _units(text):
+    for unit in _mark_boilerplate(_units(text), boilerplate):
         if unit.end - unit.start > max_chars:
             candidates.extend(_split_by_chars(text, unit, max_chars))
         else:
@@ -202,7 +236,9 @@ def _finalize(
             )
             continue
         path = group[-1].heading_path or group[0].heading_path
-        chunks.append(ChunkSpan(group[0].start, group[-1].end, body, exact, path))
+        chunks.append(
+            ChunkSpan(group[0].start, group[-1].end, body, exact, path, group[0].boilerplate)
+        )
     return chunks
 
 
@@ -238,7 +274,8 @@ def _pack(
         body_so_far = any(not u.is_heading for u in current)
         too_long = bool(current) and unit.end - current[0].start > max_chars
         over = total + unit.tokens > max_tokens or (total >= target and not unit.is_heading)
-        if current and (over or too_long or (new_section and body_so_far)):
+        other_kind = bool(current) and unit.boilerplate != current[-1].boilerplate
+        if current and (over or too_long or other_kind or (new_section and body_so_far)):
             yield current
             carried: list[_Unit] = []
             if overlap_tokens and not new_section:

@@ -52,6 +52,9 @@ class DocumentStatus(models.TextChoices):
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+    # Terminal: the same content (content hash) was processed already in the workspace; the
+    # document reuses that one's chunks, vectors and graph (`Document.duplicate_of`).
+    DUPLICATE = "duplicate", "Duplicate"
 
 
 # A document in one of these states still has stages ahead of it.
@@ -82,6 +85,21 @@ class SourceProgress:
     @property
     def total(self) -> int:
         return self.documents + self.pages
+
+
+@dataclass(frozen=True, slots=True)
+class BoilerplateShare:
+    """What a source skipped as boilerplate (ingest/boilerplate.py), from its counters:
+    chunks flagged boilerplate, the characters they hold, and the characters of chunked text
+    of the source's documents that they are a share of."""
+
+    chunks: int
+    chars: int
+    text_chars: int
+
+    @property
+    def percent(self) -> float:
+        return round(100 * self.chars / self.text_chars, 1) if self.text_chars else 0.0
 
 
 class Source(WorkspaceScopedModel):
@@ -160,6 +178,15 @@ class Source(WorkspaceScopedModel):
             failed=int(counters.get("failed", 0)),
         )
 
+    @property
+    def boilerplate(self) -> BoilerplateShare:
+        counters = self.counters or {}
+        return BoilerplateShare(
+            chunks=int(counters.get("boilerplate_chunks", 0)),
+            chars=int(counters.get("boilerplate_chars", 0)),
+            text_chars=int(counters.get("text_chars", 0)),
+        )
+
 
 class Document(WorkspaceScopedModel):
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
@@ -183,6 +210,13 @@ class Document(WorkspaceScopedModel):
     )
     error = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    # The document of the workspace whose chunks (and so vectors and graph) this one's
+    # identical content shares: the same content counts once (ingest/actions/duplicates.py).
+    # Never a chain: the original of a duplicate is itself no duplicate. Deleting the
+    # original promotes a duplicate first; SET_NULL is only the database's last resort.
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="duplicates"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -193,7 +227,11 @@ class Document(WorkspaceScopedModel):
                 fields=["source", "path"], name="document_unique_path_in_source"
             )
         ]
-        indexes = [models.Index(fields=["source", "status"])]
+        indexes = [
+            models.Index(fields=["source", "status"]),
+            # Finding the original of a content hash when a document is parsed.
+            models.Index(fields=["workspace", "content_hash"], name="document_ws_hash"),
+        ]
 
     def __str__(self) -> str:
         return self.title or self.path
@@ -221,6 +259,10 @@ class Chunk(WorkspaceScopedModel):
     )
     retrieved_count = models.PositiveIntegerField(default=0)
     last_retrieved_at = models.DateTimeField(null=True, blank=True)
+    # Only text repeated across the documents of the source (navigation, footers, banners:
+    # ingest/boilerplate.py). Kept, so offsets, citations and counts stay whole, but never
+    # extracted and never returned by search.
+    boilerplate = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -244,6 +286,32 @@ class Chunk(WorkspaceScopedModel):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+
+class DocumentBlock(WorkspaceScopedModel):
+    """One distinct line of a document's text, by fingerprint (ingest/boilerplate.py): how a
+    source knows which text repeats across its documents. A fingerprint held by at least
+    BOILERPLATE_MIN_DOCUMENTS documents of the source (duplicates aside) repeats.
+    `repeated` is what the document's current chunks were cut with; where it differs from
+    what the source's counts say now, the document is chunked again
+    (ingest/actions/boilerplate.py). Rows go with their document, so deleting a document
+    lowers the counts by itself."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="blocks")
+    fingerprint = models.CharField(max_length=64)
+    repeated = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "fingerprint"], name="docblock_unique_fingerprint"
+            )
+        ]
+        indexes = [models.Index(fields=["source", "fingerprint"], name="docblock_source_fp")]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}:{self.fingerprint[:12]}"
 
 
 class CrawlPageStatus(models.TextChoices):

@@ -87,7 +87,11 @@ class SourceOut(Schema):
     status: str = Field(..., description="queued | running | done | failed | cancelled | deleting")
     stage: str
     counters: dict[str, int] = Field(
-        ..., description="documents, done, failed, cancelled, pending, chunks, embedded"
+        ...,
+        description="documents, done, failed, cancelled, pending, chunks, embedded; "
+        "boilerplate_chunks and boilerplate_chars (text repeated across the source's "
+        "documents: kept, never extracted or searched) and text_chars (the chunked text "
+        "they are a share of); for crawls pages_*",
     )
     error: str
     warning: str
@@ -111,8 +115,23 @@ class SourceOut(Schema):
         return (obj.settings or {}).get("token_budget") or None
 
 
+class DuplicateDocument(Schema):
+    id: int
+    path: str
+    duplicate_of_id: int = Field(..., description="the document whose content this repeats")
+    original_path: str
+    original_title: str
+    original_source_id: int
+    original_source_name: str
+
+
 class SourceDetailOut(SourceOut):
     failed: list[FailedDocument]
+    duplicates: list[DuplicateDocument] = Field(
+        default_factory=list,
+        description="documents whose content was processed already for another document "
+        "(of this source or another): they share its chunks and graph, counted once",
+    )
 
 
 class SourceCreated(SourceOut):
@@ -134,8 +153,21 @@ class DocumentOut(Schema):
     warnings: list[str]
     metadata: dict[str, Any]
     chunk_count: int
+    duplicate_of_id: int | None = Field(
+        None,
+        description="status duplicate: the document (maybe of another source) whose content "
+        "this repeats; its chunks and graph are shared, counted once",
+    )
+    duplicate_of_source_id: int | None = Field(None, description="that document's source")
     created_at: datetime
     updated_at: datetime
+
+    @staticmethod
+    def resolve_duplicate_of_source_id(obj: Any) -> int | None:
+        if isinstance(obj, dict):
+            return obj.get("duplicate_of_source_id")
+        original = obj.duplicate_of if obj.duplicate_of_id else None
+        return original.source_id if original is not None else None
 
 
 class ChunkOut(Schema):

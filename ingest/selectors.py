@@ -37,10 +37,41 @@ def get_failures(source: Source) -> list[dict[str, str]]:
     ]
 
 
+def get_duplicate_documents(source: Source, *, limit: int = 100) -> list[dict[str, Any]]:
+    """The source's documents whose content another document (of this source or another
+    one) was processed for first, each with that original: they share its chunks and graph
+    (ingest/actions/duplicates.py)."""
+    duplicates = (
+        Document.objects.filter(source=source, duplicate_of__isnull=False)
+        .select_related("duplicate_of__source")
+        .only(
+            "id", "path", "duplicate_of__id", "duplicate_of__path", "duplicate_of__title",
+            "duplicate_of__source__id", "duplicate_of__source__name",
+        )
+        .order_by("path")[:limit]
+    )  # fmt: skip
+    return [
+        {
+            "id": d.pk,
+            "path": d.path,
+            "duplicate_of_id": d.duplicate_of.pk,
+            "original_path": d.duplicate_of.path,
+            "original_title": d.duplicate_of.title,
+            "original_source_id": d.duplicate_of.source.pk,
+            "original_source_name": d.duplicate_of.source.name,
+        }
+        for d in duplicates
+        if d.duplicate_of is not None
+    ]
+
+
 def get_documents(source: Source) -> QuerySet[Document]:
+    """The source's documents with their chunk counts; a duplicate's original (with its
+    source) comes along for the link to it."""
     return (
         Document.objects.filter(source=source)
-        .defer("text")
+        .select_related("duplicate_of__source")
+        .defer("text", "duplicate_of__text", "duplicate_of__metadata")
         .annotate(chunk_count=Count("chunks"))
         .order_by("path")
     )
@@ -48,7 +79,9 @@ def get_documents(source: Source) -> QuerySet[Document]:
 
 def get_document_for_workspace(workspace: Workspace, document_id: object) -> Document:
     return get_object_for_workspace(
-        Document.objects.annotate(chunk_count=Count("chunks")),
+        Document.objects.select_related("duplicate_of__source")
+        .defer("duplicate_of__text", "duplicate_of__metadata")
+        .annotate(chunk_count=Count("chunks")),
         workspace,
         document_id,
         label="Document",

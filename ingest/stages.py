@@ -14,10 +14,12 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import transaction
 
-from ingest import blobs
+from ingest import blobs, boilerplate
+from ingest.actions.boilerplate import do_record_blocks
+from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_mark_duplicate
 from ingest.actions.embeddings import do_embed_chunks
 from ingest.actions.sources import run_deletion_hooks
-from ingest.chunking import chunk_text
+from ingest.chunking import ChunkSpan, chunk_text
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
@@ -34,9 +36,27 @@ _PARSED_OR_LATER = {
 
 
 def parse(*, document: Document) -> None:
-    """Raw bytes → text and metadata. Skipped when these exact bytes were parsed already."""
+    """Raw bytes → text and metadata. Skipped when these exact bytes were parsed already.
+
+    Content the workspace has parsed already (another upload, an overlapping crawl, a
+    mirror page) is not parsed again: the document becomes that original's duplicate and
+    shares its chunks, vectors and graph, so the content counts once
+    (ingest/actions/duplicates.py). An original whose content changed first hands the
+    chunks of its old content on to a duplicate of it.
+    """
     if document.processed_hash == document.content_hash and document.status in _PARSED_OR_LATER:
         return
+    do_hand_on_duplicates(document=document)
+    # The lock on this content is held until the parse is saved: an identical document
+    # parsed at the same time waits, then finds this one as its original.
+    with content_claim(document) as original:
+        if original is not None:
+            do_mark_duplicate(document=document, original=original)
+            return
+        _parse_own(document)
+
+
+def _parse_own(document: Document) -> None:
     data = blobs.read_blob(document.blob)
     parsed = parse_isolated(
         data, filename=document.path.rsplit("/", 1)[-1], limits=ParserLimits.from_settings()
@@ -51,39 +71,61 @@ def parse(*, document: Document) -> None:
     }
     document.warnings = list(parsed.warnings)
     document.processed_hash = document.content_hash
+    document.duplicate_of = None
     document.status = DocumentStatus.PARSED
     document.error = ""
     document.save(
         update_fields=[
             "text", "title", "format", "mime", "metadata", "warnings",
-            "processed_hash", "status", "error", "updated_at",
+            "processed_hash", "duplicate_of", "status", "error", "updated_at",
         ]
     )  # fmt: skip
 
 
-@transaction.atomic
+def _boilerplate_ranges(document: Document) -> list[tuple[int, int]]:
+    """Record the document's lines for its source and return the spans of its text that
+    the source repeats (ingest/boilerplate.py, ingest/actions/boilerplate.py)."""
+    lines = boilerplate.lines(document.text)
+    repeated = do_record_blocks(document=document, fingerprints=boilerplate.fingerprints(lines))
+    if not repeated:
+        return []
+    return boilerplate.boilerplate_spans(lines, repeated, min_chars=settings.BOILERPLATE_MIN_CHARS)
+
+
 def chunk(*, document: Document) -> None:
     """Text → chunks, reusing every existing chunk whose text is unchanged.
 
     Kept chunks keep their id, embedding and (later) everything derived from them; chunks
-    whose text disappeared are deleted with what was derived from them.
+    whose text disappeared are deleted with what was derived from them. Text the source
+    repeats across its documents (menus, footers) becomes chunks of its own flagged
+    `boilerplate`, never mixed with content; a chunk whose flag changed is not kept (what
+    was derived from it goes with it) but its vector is copied back by the embed stage.
+    The document's lines are recorded for its source first, in a short transaction of
+    their own (ingest/actions/boilerplate.py).
     """
     if document.status != DocumentStatus.PARSED:
         return
+    ranges = _boilerplate_ranges(document)
     counter, budget = get_token_counter()
     spans = chunk_text(
         document.text,
         counter=counter,
         max_tokens=settings.CHUNK_MAX_TOKENS or budget,
         overlap_tokens=settings.CHUNK_OVERLAP_TOKENS,
+        boilerplate=ranges,
     )
-    existing: dict[str, list[Chunk]] = {}
+    with transaction.atomic():
+        _write_chunks(document, spans)
+
+
+def _write_chunks(document: Document, spans: list[ChunkSpan]) -> None:
+    existing: dict[tuple[str, bool], list[Chunk]] = {}
     for old in Chunk.objects.filter(document=document).order_by("ordinal"):
-        existing.setdefault(old.content_hash, []).append(old)
+        existing.setdefault((old.content_hash, old.boilerplate), []).append(old)
     kept: list[Chunk] = []
     created: list[Chunk] = []
     for ordinal, span in enumerate(spans):
-        same = existing.get(span.content_hash)
+        same = existing.get((span.content_hash, span.boilerplate))
         if same:
             row = same.pop(0)
             row.ordinal, row.char_start, row.char_end = ordinal, span.start, span.end
@@ -101,6 +143,7 @@ def chunk(*, document: Document) -> None:
                     token_count=span.token_count,
                     heading_path=list(span.heading_path),
                     content_hash=span.content_hash,
+                    boilerplate=span.boilerplate,
                 )
             )
     stale = [row.pk for rows in existing.values() for row in rows]

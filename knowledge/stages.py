@@ -4,14 +4,15 @@ and INGEST_DELETION_HOOKS in config/settings/base.py).
 `extract` takes an embedded document through extraction (its group step sends the windows
 of a whole group of documents out together); `consolidate` puts what extraction left in
 doubt to the LLM (knowledge/actions/review.py); `forget_chunks` takes back the evidence of
-chunks before the ingest app deletes them.
+chunks before the ingest app deletes them; `chunks_moved` refreshes what evidence derives
+from its chunks' documents after chunks moved to another one (INGEST_CHUNK_MOVE_HOOKS).
 """
 
 from __future__ import annotations
 
 from ingest.models import Document
 from ingest.stages import group_prepared
-from knowledge.actions.evidence import do_forget_chunks
+from knowledge.actions.evidence import do_forget_chunks, do_refresh_moved_chunks
 from knowledge.actions.extraction.documents import extract_document, extract_group
 from knowledge.actions.review import do_review_documents
 
@@ -26,3 +27,7 @@ def consolidate(*, document: Document) -> None:
 
 def forget_chunks(*, chunk_ids: list[int]) -> None:
     do_forget_chunks(chunk_ids=chunk_ids)
+
+
+def chunks_moved(*, chunk_ids: list[int]) -> None:
+    do_refresh_moved_chunks(chunk_ids=chunk_ids)

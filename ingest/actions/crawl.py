@@ -28,9 +28,9 @@ from django.utils import timezone
 from ingest.actions.sources import (
     do_add_file,
     do_create_source,
+    do_delete_document,
     do_refresh_source_progress,
     do_reingest_source,
-    run_deletion_hooks,
     validate_source_options,
 )
 from ingest.crawler.fetch import Fetcher, FetchError, FetchResult
@@ -39,10 +39,10 @@ from ingest.crawler.ratelimit import HostRateLimiter
 from ingest.crawler.robots import RobotsCache
 from ingest.crawler.sitemaps import parse_llms_txt, parse_sitemap
 from ingest.crawler.urls import in_scope, normalize_url, path_key
-from ingest.dispatch import enqueue_documents
+from ingest.dispatch import document_groups, enqueue_documents
 from ingest.models import (
+    PENDING,
     STOPPED_STATUSES,
-    Chunk,
     CrawlPage,
     CrawlPageStatus,
     Document,
@@ -56,6 +56,10 @@ from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
+
+# Rounds of re-processing an inline crawl gives documents sent round again at its end (one
+# is enough: a document chunked again with its source's final counts stays as it is).
+_INLINE_ROUNDS = 3
 
 MODES = {"single": SourceKind.URL, "sitemap": SourceKind.SITEMAP, "recursive": SourceKind.CRAWL}
 # Media types routed to the parsers; everything else is skipped with its type as the reason.
@@ -402,6 +406,15 @@ def do_run_crawl(
     _flush_documents(crawl)
     Source.objects.filter(pk=source.pk, status=SourceStatus.RUNNING).update(stage="processing")
     final = do_refresh_source_progress(source_id=source.pk)
+    # Inline, documents sent round again by the end (chunked before the text they share
+    # with later pages was known to repeat: ingest/actions/boilerplate.py) are the caller's.
+    pending = Document.objects.filter(source=source, status__in=PENDING)
+    for _ in range(_INLINE_ROUNDS):
+        if process is None or final is None or not pending.exists():
+            break
+        for group in document_groups(pending.values_list("pk", flat=True)):
+            process(group)
+        final = do_refresh_source_progress(source_id=source.pk)
     return str(final.status) if final else "gone"
 
 
@@ -577,13 +590,9 @@ def _gone(crawl: _Crawl, page: CrawlPage) -> None:
     """404/410: the page is gone; its document goes too unless CRAWL_KEEP_GONE_PAGES."""
     status = page.http_status
     if page.document_id and not settings.CRAWL_KEEP_GONE_PAGES:
-        with transaction.atomic():
-            run_deletion_hooks(
-                list(
-                    Chunk.objects.filter(document_id=page.document_id).values_list("pk", flat=True)
-                )
-            )
-            Document.objects.filter(pk=page.document_id).delete()
+        document = Document.objects.filter(pk=page.document_id).first()
+        if document is not None:
+            do_delete_document(document=document)
         page.document = None
         _finish(page, CrawlPageStatus.FAILED, f"HTTP {status}: gone; its document was removed")
         return

@@ -35,6 +35,17 @@ def pipeline_stages() -> tuple[tuple[str, Stage], ...]:
     return tuple(zip((p.rsplit(".", 1)[-1] for p in paths), import_paths(paths), strict=True))
 
 
+# A document in one of these states has no stage ahead of it until someone queues it again.
+SETTLED = frozenset(
+    {
+        DocumentStatus.DONE,
+        DocumentStatus.FAILED,
+        DocumentStatus.CANCELLED,
+        DocumentStatus.DUPLICATE,
+    }
+)
+
+
 class StageFailed(Exception):
     """A stage cannot finish this document; the message is for the person who added it."""
 
@@ -73,14 +84,15 @@ def do_process_document(
     Safe to run again at any time (a retry, a resumed task after a worker was killed, two
     workers racing): every stage skips what is done. A document of a cancelled or deleted
     source is left alone; a file the parsers refuse fails with the parser's message; an
-    unexpected error fails the document (logged), never the worker. With `stop_before`,
+    unexpected error fails the document (logged), never the worker; a document found to
+    duplicate content processed already stops after parsing. With `stop_before`,
     the stages from that one on are left for a later call; without `refresh`, the source's
     counters are left for the caller to recompute.
     """
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
         return "missing"
-    if document.status in {DocumentStatus.DONE, DocumentStatus.FAILED, DocumentStatus.CANCELLED}:
+    if document.status in SETTLED:
         if refresh:
             do_refresh_source_progress(source_id=document.source_id)
         return str(document.status)
@@ -101,6 +113,10 @@ def do_process_document(
                 return "cancelled"
             Source.objects.filter(pk=document.source_id).update(stage=stage_name)
             stage(document=document)
+            if document.status == DocumentStatus.DUPLICATE:
+                # Its content was processed already: the original's chunks, vectors and
+                # graph are its own (ingest/actions/duplicates.py); nothing is left to do.
+                return str(document.status)
         document.status = DocumentStatus.DONE
         document.save(update_fields=["status", "updated_at"])
     except (ParseError, StageFailed) as exc:

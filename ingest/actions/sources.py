@@ -6,12 +6,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.conf import settings as conf
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from ingest import blobs
+from ingest.actions.boilerplate import boilerplate_counters, do_requeue_stale_documents
+from ingest.actions.duplicates import do_release_duplicates, lock_content
+from ingest.actions.hooks import run_deletion_hooks  # callers import it from here too
 from ingest.dispatch import enqueue_documents
 from ingest.models import (
     PENDING,
@@ -25,21 +27,11 @@ from ingest.models import (
     SourceStatus,
 )
 from system.enqueue import enqueue_on_commit
-from system.loading import import_paths
 from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-
-def run_deletion_hooks(chunk_ids: list[int]) -> None:
-    """Call INGEST_DELETION_HOOKS (imported lazily) with chunks about to be deleted, so apps
-    built on ingest take back what those chunks contributed (ingest never imports them).
-    Every path that deletes chunks calls this first, in the same transaction."""
-    if chunk_ids:
-        for hook in import_paths(conf.INGEST_DELETION_HOOKS):
-            hook(chunk_ids=chunk_ids)
 
 
 @transaction.atomic
@@ -134,11 +126,16 @@ def do_add_file(*, source: Source, path: str, chunks: Iterable[bytes]) -> AddedD
             and document.status != DocumentStatus.FAILED
         ):
             return AddedDocument(document=document, changed=False)
+        if document.content_hash != blob.sha256:
+            # Other content: no longer anybody's duplicate (ingest/actions/duplicates.py).
+            document.duplicate_of = None
         document.blob, document.content_hash, document.size = blob.name, blob.sha256, blob.size
         document.status, document.error = DocumentStatus.QUEUED, ""
         document.save(
-            update_fields=["blob", "content_hash", "size", "status", "error", "updated_at"]
-        )
+            update_fields=[
+                "blob", "content_hash", "size", "status", "error", "duplicate_of", "updated_at",
+            ]
+        )  # fmt: skip
     return AddedDocument(document=document, changed=True)
 
 
@@ -270,11 +267,13 @@ def do_retry_source(*, source: Source, enqueue: bool = True) -> int:
 @transaction.atomic
 def do_reingest_source(*, source: Source, enqueue: bool = True) -> int:
     """Run the source again: documents whose bytes changed since they were processed, or
-    that are not done, are queued; unchanged documents do no work at all."""
-    Document.objects.filter(source=source).exclude(status=DocumentStatus.DONE).update(
+    that are not done, are queued; unchanged documents (duplicates among them) do no work
+    at all."""
+    settled = [DocumentStatus.DONE, DocumentStatus.DUPLICATE]
+    Document.objects.filter(source=source).exclude(status__in=settled).update(
         status=DocumentStatus.QUEUED, error=""
     )
-    Document.objects.filter(source=source, status=DocumentStatus.DONE).exclude(
+    Document.objects.filter(source=source, status__in=settled).exclude(
         processed_hash=F("content_hash")
     ).update(status=DocumentStatus.QUEUED)
     Source.objects.filter(pk=source.pk).update(status=SourceStatus.QUEUED)
@@ -295,10 +294,16 @@ def do_request_source_deletion(*, source: Source) -> Source:
 def do_delete_source(*, source_id: int, batch_size: int = 2000) -> bool:
     """Delete a source with its documents, chunks and everything derived from them, in
     batches (each its own transaction) so a huge source never holds one giant lock.
-    Blobs no other document uses are removed. Returns False if it was gone already."""
+    A document whose content another source duplicates hands its chunks (and the graph
+    built from them) to that duplicate first. Blobs no other document uses are removed.
+    Returns False if it was gone already."""
     source = Source.objects.filter(pk=source_id).first()
     if source is None:
         return False
+    for heir_source_id in do_release_duplicates(
+        documents=Document.objects.filter(source_id=source_id)
+    ):
+        do_refresh_source_progress(source_id=heir_source_id)
     while True:
         with transaction.atomic():
             ids = list(
@@ -323,6 +328,21 @@ def do_delete_source(*, source_id: int, batch_size: int = 2000) -> bool:
     return True
 
 
+def do_delete_document(*, document: Document) -> None:
+    """Delete one document (a page gone from its site) with its chunks and what was derived
+    from them, unless a duplicate of it takes them over (ingest/actions/duplicates.py)."""
+    with transaction.atomic():
+        # Held to the end: no new duplicate of it can appear between promotion and delete.
+        lock_content(document.workspace_id, document.content_hash, document.processed_hash)
+        heirs = do_release_duplicates(documents=Document.objects.filter(pk=document.pk))
+        run_deletion_hooks(
+            list(Chunk.objects.filter(document_id=document.pk).values_list("pk", flat=True))
+        )
+        Document.objects.filter(pk=document.pk).delete()
+    for source_id in heirs:
+        do_refresh_source_progress(source_id=source_id)
+
+
 def do_refresh_source_progress(*, source_id: int) -> Source | None:
     """Recompute the source's counters from its documents and chunks (never drift), and
     finish it when no document is left to process."""
@@ -335,15 +355,22 @@ def do_refresh_source_progress(*, source_id: int) -> Source | None:
             done=Count("pk", filter=Q(status=DocumentStatus.DONE)),
             failed=Count("pk", filter=Q(status=DocumentStatus.FAILED)),
             cancelled=Count("pk", filter=Q(status=DocumentStatus.CANCELLED)),
+            duplicates=Count("pk", filter=Q(status=DocumentStatus.DUPLICATE)),
             pending=Count("pk", filter=Q(status__in=PENDING)),
         )
         chunks = Chunk.objects.filter(document__source_id=source_id).aggregate(
             chunks=Count("pk"), embedded=Count("pk", filter=Q(embedding__isnull=False))
         )
         pages = _page_counters(source) if source.is_crawl else {}
-        source.counters = {**docs, **chunks, **pages}
-        fields = ["counters"]
         crawling = pages.get("pages_queued", 0) > 0
+        if docs["pending"] == 0 and not crawling:
+            # Nothing in flight: documents chunked before some text was known to repeat
+            # (or after it stopped repeating) go round again (ingest/actions/boilerplate.py).
+            requeued = do_requeue_stale_documents(source=source)
+            docs["pending"] += requeued
+            docs["done"] -= requeued
+        source.counters = {**docs, **chunks, **boilerplate_counters(source_id), **pages}
+        fields = ["counters"]
         if docs["pending"] == 0 and not crawling and source.is_active:
             all_failed = (docs["documents"] > 0 and docs["failed"] == docs["documents"]) or (
                 source.is_crawl and docs["documents"] == 0 and pages.get("pages_failed", 0) > 0

@@ -273,3 +273,16 @@ def do_forget_chunks(*, chunk_ids: list[int]) -> None:
     do_refresh_derived(
         workspace_id=workspace_id, entity_ids=touched.entities, relation_ids=touched.relations
     )
+
+
+def do_refresh_moved_chunks(*, chunk_ids: list[int]) -> None:
+    """Chunks now belong to another document (a duplicate took over its original's, see
+    ingest/actions/duplicates.py): their evidence stays, and what is derived from where it
+    is (an entity's sources) is recomputed. Runs in the caller's transaction."""
+    entity_ids = set(
+        Mention.objects.filter(chunk_id__in=chunk_ids).values_list("entity_id", flat=True)
+    )
+    if not entity_ids:
+        return
+    workspace_id = Chunk.objects.filter(pk__in=chunk_ids).values_list("workspace_id", flat=True)[0]
+    do_refresh_derived(workspace_id=workspace_id, entity_ids=entity_ids, relation_ids=())

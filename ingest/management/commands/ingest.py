@@ -111,13 +111,18 @@ class Command(BaseCommand):
         report_source(src, stdout=self.stdout, what="document(s)", warnings=self.stderr)
 
     def _process_inline(self, source: Source) -> None:
-        groups = document_groups(
-            Document.objects.filter(source=source, status__in=PENDING).values_list("pk", flat=True)
-        )
-        with progress_bar(unit="doc", total=sum(len(group) for group in groups)) as bar:
-            for group in groups:
-                do_process_documents(document_ids=group)
-                bar.update(len(group))
+        pending = Document.objects.filter(source=source, status__in=PENDING)
+        with progress_bar(unit="doc", total=pending.count()) as bar:
+            # A second round, when there is one, takes the documents chunked before text
+            # they share with later ones was known to repeat (ingest/actions/boilerplate.py).
+            for _ in range(3):
+                groups = document_groups(pending.values_list("pk", flat=True))
+                if not groups:
+                    break
+                bar.total = bar.n + sum(len(group) for group in groups)
+                for group in groups:
+                    do_process_documents(document_ids=group)
+                    bar.update(len(group))
 
     def _wait(self, source: Source) -> None:
         total = Document.objects.filter(source=source).count()

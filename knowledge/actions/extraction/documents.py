@@ -6,7 +6,7 @@ request that enqueues that task.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.utils import timezone
 
@@ -21,6 +21,7 @@ from knowledge.actions.schema import (
 )
 from knowledge.extraction.extractors import get_extractor
 from knowledge.extraction.offline import OfflineExtractorUnavailable
+from knowledge.extraction.windows import Window
 from knowledge.models import (
     ExtractionStatus,
     SourceExtraction,
@@ -37,9 +38,12 @@ class ExtractionReport:
     cached: int = 0
     extracted: int = 0
     skipped_for_budget: int = 0
-    error: str = ""
+    error: str = ""  # the first failure, if any
     extractor: str = ""
     model: str = ""
+    # Document id -> why it could not be extracted: one of its windows failed (or was not
+    # sent once extraction stopped). Only these documents failed; the others are written.
+    failed: dict[int, str] = field(default_factory=dict)
 
 
 def do_extract_documents(
@@ -51,8 +55,11 @@ def do_extract_documents(
 ) -> ExtractionReport:
     """Extract the given documents (one source or several) and record their evidence.
 
-    Returns what happened; a failed LLM leaves the failing windows without runs (nothing is
-    cached) and the report's `error` set; budget stops are reported, not raised.
+    Returns what happened. Failures are local: a window that fails (after the client's
+    retries) is left without a run (nothing cached) and fails its own documents only
+    (`report.failed`, whose graph is left as it was), while every other document is
+    written; a retry sends only the failed windows, the others being cached. Budget stops
+    are reported, not raised.
     """
     report = ExtractionReport()
     if not documents:
@@ -93,6 +100,11 @@ def do_extract_documents(
         report.extracted += ensured.extracted
         report.skipped_for_budget += ensured.skipped_for_budget
         report.error = report.error or ensured.error
+        failed = _failed_documents(windows_by_doc, ensured.failed)
+        report.failed.update(failed)
+        # A document with a failed window is not written (its evidence stays as it was);
+        # every complete one already was, or is now.
+        writer.waiting = [d for d in writer.waiting if d.pk not in failed]
         writer.write_ready(ensured, final=True)
         account = SourceExtraction.objects.filter(source=source).first()
         if account is not None:
@@ -100,12 +112,28 @@ def do_extract_documents(
     return report
 
 
-def _extract_stage_documents(document_ids: list[int]) -> None:
+def _failed_documents(
+    windows_by_doc: dict[int, list[Window]], failed: dict[str, str]
+) -> dict[int, str]:
+    """Document id -> the error of its first window without a run because it failed."""
+    if not failed:
+        return {}
+    return {
+        document_id: next(failed[w.hash] for w in windows if w.hash in failed)
+        for document_id, windows in windows_by_doc.items()
+        if any(w.hash in failed for w in windows)
+    }
+
+
+def _extract_stage_documents(document_ids: list[int]) -> dict[int, str]:
+    """Extract the documents of the group that are embedded: each that one of its windows
+    failed for fails alone, with that error (returned by document id); the others are
+    extracted."""
     documents = list(
         Document.objects.filter(pk__in=document_ids, status=DocumentStatus.EMBEDDED).order_by("pk")
     )
     if not documents:
-        return
+        return {}
     try:
         report = do_extract_documents(documents=documents)
     except OfflineExtractorUnavailable as exc:
@@ -114,29 +142,41 @@ def _extract_stage_documents(document_ids: list[int]) -> None:
         warning = f"No extraction: {exc}"[:2000]
         Source.objects.filter(pk__in={d.source_id for d in documents}).update(warning=warning)
         report = ExtractionReport()
-    if report.error:
-        message = f"Extraction failed: {report.error}"[:2000]
-        Document.objects.filter(pk__in=[d.pk for d in documents]).update(
+    errors = {pk: f"Extraction failed: {error}"[:2000] for pk, error in report.failed.items()}
+    for pk, message in errors.items():
+        Document.objects.filter(pk=pk, status=DocumentStatus.EMBEDDED).update(
             status=DocumentStatus.FAILED, error=message
         )
-        if len(documents) == 1:
-            raise StageFailed(message)
-        return
     Document.objects.filter(
-        pk__in=[d.pk for d in documents], status=DocumentStatus.EMBEDDED
+        pk__in=[d.pk for d in documents if d.pk not in errors], status=DocumentStatus.EMBEDDED
     ).update(status=DocumentStatus.EXTRACTED)
+    _clear_recovered_failures({d.source_id for d in documents if d.pk not in errors})
+    return errors
+
+
+def _clear_recovered_failures(source_ids: set[int]) -> None:
+    """A source's account says its extraction failed while a document of it is failed;
+    once none is (a retry extracted them), it runs on again."""
+    for source_id in source_ids:
+        if not Document.objects.filter(source_id=source_id, status=DocumentStatus.FAILED).exists():
+            SourceExtraction.objects.filter(
+                source_id=source_id, status=ExtractionStatus.FAILED
+            ).update(status=ExtractionStatus.RUNNING, message="")
 
 
 def extract_group(*, document_ids: list[int]) -> None:
-    """The group step of the extract stage: all windows of the group go out together."""
+    """The group step of the extract stage: all windows of the group go out together; a
+    document whose window failed fails alone (the pipeline then leaves it be)."""
     _extract_stage_documents(document_ids)
 
 
 def extract_document(*, document: Document) -> None:
     if document.status != DocumentStatus.EMBEDDED:
         return
-    _extract_stage_documents([document.pk])
+    errors = _extract_stage_documents([document.pk])
     document.refresh_from_db(fields=["status", "error"])
+    if document.pk in errors:
+        raise StageFailed(errors[document.pk])
 
 
 def do_extract_source(

@@ -72,7 +72,8 @@ def keyword_signal(
     branches = []
     params: list[Any] = []
     for n, tier in enumerate(tiers):
-        condition = "c.search_vector @@ %s::tsquery"
+        # Boilerplate (menus, footers: ingest/boilerplate.py) is never an answer.
+        condition = "c.search_vector @@ %s::tsquery AND NOT c.boilerplate"
         branch_params: list[Any] = [tier]
         if n > 0:  # not already found by the tier before
             condition += " AND NOT c.search_vector @@ %s::tsquery"

@@ -70,7 +70,8 @@ def vector_signals(
         # The dimension is an int, the alias ours; values are parameters.
         f"SELECT c.id, (c.embedding::vector({dim})) <=> %s::vector({dim}) AS distance "  # noqa: S608
         f"FROM ingest_chunk c WHERE c.embedding_dim = {dim} AND c.workspace_id = %s "
-        f"AND c.embedding_model = %s"
+        # Boilerplate (menus, footers: ingest/boilerplate.py) is never an answer.
+        f"AND c.embedding_model = %s AND NOT c.boilerplate"
     )
     chunk_sql += source_clause("c", source_ids, chunk_params)
     chunk_sql += " ORDER BY distance LIMIT %s"

@@ -27,13 +27,22 @@ WORLD = World(
 )
 
 
+# Each letter says something of its own: text that repeats across three documents of a
+# source (numbers aside) is boilerplate and never extracted (ingest/boilerplate.py).
+SUBJECTS = [
+    "the mill", "the store", "punched cards", "the barrel printer", "loops", "the carry",
+    "Bernoulli numbers", "the funding", "the drawings", "the lecture in Turin", "tables",
+    "the difference engine", "the notation", "the translation",
+]  # fmt: skip
+
+
 def corpus() -> dict[str, bytes]:
     files = {}
-    for n in range(14):
+    for n, subject in enumerate(SUBJECTS):
         a, b = PEOPLE[n % 5], PEOPLE[(n + 2) % 5]
         files[f"letter-{n:02}.md"] = (
-            f"# Letter {n}\n\n{a} wrote to {b} about the Analytical Engine in letter {n}. "
-            f"{b} answered that the Analytical Engine needed more funding (note {n})."
+            f"# Letter {n}\n\n{a} wrote to {b} about {subject} of the Analytical Engine. "
+            f"{b} answered that {subject} needed more work (note {n})."
         ).encode()
     return files
 
