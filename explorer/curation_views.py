@@ -246,17 +246,18 @@ def controls(request: HttpRequest, entity_id: int) -> HttpResponse:
 @workspace_page(role=Role.EDITOR)
 @require_GET
 def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
-    """The merge control's typeahead: active entities whose name or alias starts like `q`
-    (or, when none does, contains it), this one left out."""
+    """The merge control's typeahead: active entities any word of whose name or aliases
+    starts like `q` (one typo forgiven; best matches first, then the most connected), or,
+    when none does, that contain it; this one left out."""
     workspace = _workspace(request)
     entity = _entity_or_404(workspace, entity_id)
     q = request.GET.get("q", "").strip()[:300]
     targets: list[Entity] = []
     if q:
-        matches: tuple[NameMatch, ...] = ("prefix", "contains")
+        matches: tuple[NameMatch, ...] = ("words", "contains")
         for match in matches:
             found = search_entities(workspace, q=q, match=match).exclude(pk=entity.pk)
-            targets = list(found.order_by("-mention_count", "name", "pk")[:TYPEAHEAD_LIMIT])
+            targets = list(found[:TYPEAHEAD_LIMIT])
             if targets:
                 break
     return render(

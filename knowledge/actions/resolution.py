@@ -16,6 +16,15 @@ Order (cheapest and most authoritative first), for each (name, type):
    was rejected before); below, a new entity;
 6. otherwise a new entity (unless the source is known-only).
 
+Within one document, a shorter name standing for a full name the document used before
+("Kestrel" after "Kestrel Navigation System", "KNS" after "... System (KNS)", "Lindqvist"
+after "Jonas Lindqvist"; knowledge/consolidation/short_forms.py) is resolved as that full
+name: the materializer asks `short_form_plan` before resolving a document's names and
+`record_short_forms` after, which makes the short name an alias of the full name's entity
+(origin auto, with a curation event) — or, when another entity of the type already answers
+to it, or the document names several full names it could stand for, queues the pairs for
+review instead.
+
 Entities of different types stay apart; only a person (or the LLM reviewer) merges them: a
 new entity whose canonical name an entity of another type has is queued for review with it
 ("same name, different types"). An entity's type follows the majority of the types the
@@ -32,16 +41,24 @@ from typing import Any
 
 from django.db import connection
 
-from ingest.embeddings import EmbeddingUnavailable, get_embedder
-from knowledge.actions.curation import do_merge_entities
+from ingest.models import Document
+from knowledge.actions.curation import _sync_alias_list, do_merge_entities
+from knowledge.actions.embeddings import embedding_fields, name_vectors
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
 from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON, Key, Match, vetoed
+from knowledge.consolidation.short_forms import DocName, ShortFormPlan, plan_short_forms
 from knowledge.models import (
+    Alias,
+    AliasOrigin,
+    CurationAction,
+    CurationEvent,
+    CurationRule,
     Entity,
     EntityState,
     EntityType,
     MergeSuggestion,
+    RuleKind,
 )
 from knowledge.selectors.matching import (
     KnownEntities,
@@ -108,7 +125,7 @@ def _create_missing(
     for review with it (the spelling tier, else the name embedding)."""
     missing = known.missing
     matches: dict[Key, Match | None] = {key: best_match(workspace, *keys[key]) for key in missing}
-    vectors = _name_vectors([keys[key][0] for key in missing])
+    vectors = name_vectors([keys[key][0] for key in missing])
     for key in missing:
         found_match = matches[key]
         limits = thresholds(keys[key][1].name)
@@ -150,7 +167,7 @@ def _insert_entities(
                 canonical_name=key[0],
                 type=keys[key][1],
                 blocking_keys=entity_blocking_keys(keys[key][0], keys[key][1].name),
-                **_embedding_fields(vectors, keys[key][0]),
+                **embedding_fields(vectors, keys[key][0]),
             )
             for key in sorted(missing)
         ],
@@ -208,30 +225,6 @@ def suggest_other_types(
     return made_count
 
 
-def _name_vectors(name_list: list[str]) -> dict[str, Any]:
-    """Embeddings of new names, keyed by name (plus "model" and "dim"); empty when the
-    embedding model is unavailable (the tier is then skipped, as search degrades)."""
-    try:
-        embedder = get_embedder()
-    except EmbeddingUnavailable:
-        return {}
-    unique = sorted(set(name_list))
-    vectors: dict[str, Any] = dict(zip(unique, embedder.encode(unique), strict=True))
-    vectors["model"] = embedder.model_id
-    vectors["dim"] = embedder.dimension
-    return vectors
-
-
-def _embedding_fields(vectors: dict[str, Any], name: str) -> dict[str, Any]:
-    if name not in vectors:
-        return {}
-    return {
-        "embedding": vectors[name],
-        "embedding_model": vectors["model"],
-        "embedding_dim": vectors["dim"],
-    }
-
-
 def _apply_match(
     workspace: Workspace,
     entity: Entity,
@@ -268,3 +261,128 @@ def _apply_match(
     )
     counts["suggestions"] = counts.get("suggestions", 0) + 1
     return entity
+
+
+# --- Short forms within a document --------------------------------------------------------
+
+# The score a short form's review pair is queued with (the review band of most types).
+SHORT_FORM_SCORE = 0.75
+
+
+def short_form_plan(
+    workspace: Workspace, doc_names: list[DocName], text: str, types: dict[int, EntityType]
+) -> ShortFormPlan:
+    """Which of one document's names stand for which of its full names
+    (`plan_short_forms`), less what curation decided: a short name blocked or pinned to an
+    entity keeps its rule, and a pair a person called "not the same" stays apart."""
+    plan = plan_short_forms(doc_names, text)
+    if not plan.resolved:
+        return plan
+    shorts = set(plan.resolved)
+    rules = CurationRule.objects.for_workspace(workspace).filter(
+        active=True,
+        kind__in=[RuleKind.BLOCKED, RuleKind.ALIAS_PIN],
+        canonical__in={key[0] for key in shorts},
+    )
+    for rule in rules:
+        for key in list(plan.resolved):
+            if key[0] == rule.canonical and rule.entity_type_id in (None, key[1]):
+                del plan.resolved[key]
+    wanted: dict[Key, tuple[str, EntityType]] = {}
+    for short, full in plan.resolved.items():
+        for name in (short, full.key):
+            wanted[name] = (name[0], types[name[1]])
+    if wanted:
+        known = known_entities(workspace, wanted).found
+        for short, full in list(plan.resolved.items()):
+            one, other = known.get(short), known.get(full.key)
+            if one and other and one.pk != other.pk and not_same(workspace, one.pk, other.pk):
+                del plan.resolved[short]
+    return plan
+
+
+def record_short_forms(
+    workspace: Workspace,
+    *,
+    document: Document,
+    plan: ShortFormPlan,
+    used: dict[Key, Entity],
+    entities: dict[Key, Entity],
+    names_by_key: dict[Key, str],
+    counts: dict[str, int],
+) -> None:
+    """After a document's names are resolved: each short name that went to its full name's
+    entity (`used`) becomes an alias of it — unless another active entity of the type
+    answers to the name already, in which case that pair is queued for review; an
+    ambiguous short name's entity is queued for review with each full name's."""
+    where = document.title or document.path
+    for key, entity in used.items():
+        name, reason = names_by_key[key], f"{plan.reasons[key]} in {where!r}"
+        other = _answering_to(workspace, key, exclude=entity.pk)
+        if other is not None:
+            if _suggest(workspace, other, entity, reason):
+                counts["short_form_suggestions"] = counts.get("short_form_suggestions", 0) + 1
+            continue
+        if (
+            entity.canonical_name == key[0]
+            or Alias.objects.filter(entity=entity, canonical=key[0]).exists()
+        ):
+            continue
+        alias = Alias.objects.create(
+            workspace=workspace, entity=entity, name=name, canonical=key[0],
+            origin=AliasOrigin.AUTO,
+        )  # fmt: skip
+        event = CurationEvent.objects.create(
+            workspace=workspace, action=CurationAction.ALIAS_ADD, actor=None, entity=entity,
+            payload={"alias": alias.pk, "canonical": key[0], "automatic": True,
+                     "document": document.pk, "reasons": [reason]},
+            summary=f"Added alias {name!r} to {entity.name!r}: {reason}"[:500],
+        )  # fmt: skip
+        Alias.objects.filter(pk=alias.pk).update(event=event)
+        _sync_alias_list([entity.pk])
+        counts["short_forms"] = counts.get("short_forms", 0) + 1
+    for key, fulls in plan.ambiguous.items():
+        short_entity = entities.get(key)
+        targets = [entities.get(full.key) for full in fulls]
+        found = {e.pk: e for e in targets if e is not None}
+        if short_entity is None or short_entity.pk in found:
+            continue
+        reason = f"{plan.reasons[key]} in {where!r}"
+        for target in found.values():
+            if _suggest(workspace, short_entity, target, reason):
+                counts["short_form_suggestions"] = counts.get("short_form_suggestions", 0) + 1
+
+
+def _answering_to(workspace: Workspace, key: Key, *, exclude: int) -> Entity | None:
+    """Another active entity of the type whose name or alias is `key`."""
+    text, type_id = key
+    same_name = (
+        Entity.objects.for_workspace(workspace)
+        .filter(state=EntityState.ACTIVE, type_id=type_id, canonical_name=text)
+        .exclude(pk=exclude)
+        .first()
+    )
+    if same_name is not None:
+        return same_name
+    alias = (
+        Alias.objects.for_workspace(workspace)
+        .filter(canonical=text, entity__type_id=type_id, entity__state=EntityState.ACTIVE)
+        .exclude(entity_id=exclude)
+        .select_related("entity")
+        .first()
+    )
+    return alias.entity if alias is not None else None
+
+
+def _suggest(workspace: Workspace, one: Entity, other: Entity, reason: str) -> bool:
+    """Queue the pair for review (once, never against a "not the same"); whether it was new."""
+    if one.pk == other.pk or not_same(workspace, one.pk, other.pk):
+        return False
+    low, high = sorted((one.pk, other.pk))
+    _, made = MergeSuggestion.objects.get_or_create(
+        workspace=workspace,
+        entity_a_id=low,
+        entity_b_id=high,
+        defaults={"score": SHORT_FORM_SCORE, "reasons": [reason]},
+    )
+    return made

@@ -101,10 +101,12 @@ def list_entities(
     match: Annotated[
         NameMatch,
         Query(
-            description="prefix: names or aliases starting with q, ignoring case, accents and "
-            "punctuation (indexed); contains: q anywhere in a name or alias, ignoring case"
+            description="words: the name or an alias starts with q, or every word of q starts "
+            "a word of the name or of an alias, one typo forgiven in words of 4+ characters, "
+            "ignoring case, accents and punctuation (indexed); prefix: only the name or an "
+            "alias starting with q; contains: q anywhere in a name or alias, ignoring case"
         ),
-    ] = "prefix",
+    ] = "words",
     type: Annotated[str | None, Query(max_length=64, description="entity type name")] = None,
     source: Annotated[
         int | None, Query(ge=1, le=MAX_ID, description="mentioned by this source")
@@ -114,8 +116,13 @@ def list_entities(
     min_degree: Annotated[int | None, Query(ge=0, le=1_000_000_000)] = None,
     state: Annotated[StateFilter, Query()] = "active",
     order: Annotated[
-        EntityOrder, Query(description="name | -degree | -mention_count | ...")
-    ] = "name",
+        EntityOrder,
+        Query(
+            description="relevance (with q: exact name, then name prefix, then word prefix, "
+            "then one typo; ties by degree, then mentions; without q: by name) | name | "
+            "-degree | -mention_count | ..."
+        ),
+    ] = "relevance",
 ) -> QuerySet[Any]:
     workspace = get_workspace_access(request, slug).workspace
     return search_entities(

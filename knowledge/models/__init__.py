@@ -20,6 +20,7 @@ from knowledge.models.extraction import (
 )
 from knowledge.models.graph import Entity, EntityState, Mention, Relation, RelationEvidence
 from knowledge.models.schema import EntityType, RelationType, TypeOrigin, TypeStatus
+from knowledge.models.search import EntityWord, WordTypoKey
 
 __all__ = [
     "Alias",
@@ -30,6 +31,7 @@ __all__ = [
     "Entity",
     "EntityState",
     "EntityType",
+    "EntityWord",
     "ExtractionRun",
     "ExtractionStatus",
     "Extractor",
@@ -44,4 +46,5 @@ __all__ = [
     "SuggestionStatus",
     "TypeOrigin",
     "TypeStatus",
+    "WordTypoKey",
 ]

@@ -3,6 +3,10 @@ relations, `Mention` and `RelationEvidence`, in one transaction per document and
 idempotently: evidence of runs the document no longer uses is deleted, windows already
 materialised are skipped. Derived fields are then refreshed through the write funnel
 (knowledge/actions/evidence.py).
+
+A document's names are read once before its windows are written, with their first places,
+so that its short forms ("Kestrel" after "Kestrel Navigation System") resolve to the full
+name's entity (knowledge/actions/resolution.py, `short_form_plan` / `record_short_forms`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,11 @@ from django.utils import timezone
 from ingest.models import Document
 from knowledge.actions.evidence import Touched, delete_evidence, do_refresh_derived
 from knowledge.actions.extraction.runs import EnsuredRuns
-from knowledge.actions.resolution import resolve_entities
+from knowledge.actions.resolution import (
+    record_short_forms,
+    resolve_entities,
+    short_form_plan,
+)
 from knowledge.actions.schema import (
     FALLBACK_ENTITY_TYPE,
     FALLBACK_RELATION_TYPE,
@@ -24,6 +32,8 @@ from knowledge.actions.schema import (
 )
 from knowledge.canonical import canonical_name, type_name
 from knowledge.consolidation.keys import entity_key
+from knowledge.consolidation.matching import Key
+from knowledge.consolidation.short_forms import DocName, ShortFormPlan
 from knowledge.extraction.windows import Window, find_occurrences, relation_span
 from knowledge.models import (
     Entity,
@@ -72,6 +82,11 @@ class _TypeResolver:
 
     def entity_type(self, raw: str, proposed: bool, origin: str) -> EntityType:
         return self._resolve("entity", raw, proposed, origin)
+
+    def known_entity_type(self, raw: str) -> EntityType | None:
+        """The active registry type of that name, without recording or counting anything."""
+        found = self.entity.get(type_name(raw) or FALLBACK_ENTITY_TYPE)
+        return found if found is not None and found.status != TypeStatus.RETIRED else None
 
     def relation_type(self, raw: str, proposed: bool, origin: str) -> RelationType:
         return self._resolve("relation", raw, proposed, origin)
@@ -123,10 +138,16 @@ class _WindowWriter:
         *,
         only_known: bool,
         counts: dict[str, int],
+        short_forms: dict[Key, DocName] | None = None,
     ) -> None:
         self.workspace, self.window, self.run, self.types = workspace, window, run, types
         self.only_known, self.counts = only_known, counts
         self.origin = TypeOrigin.MODEL if run.extractor == "llm" else TypeOrigin.OFFLINE
+        # The document's short forms: their names resolve as the full names they stand for.
+        self.short_forms = short_forms or {}
+        # Every name's entity by its key, and the short forms that went to a full name's.
+        self.entities: dict[Key, Entity] = {}
+        self.used_short_forms: dict[Key, Entity] = {}
         self.by_name: dict[str, Entity] = {}
         self.mentions: list[MentionRow] = []
         self.occurrences: dict[str, list[tuple[int, int]]] = {}
@@ -169,16 +190,21 @@ class _WindowWriter:
         ]
         resolved = resolve_entities(
             self.workspace,
-            [(str(e["name"]), t) for e, t in typed],
+            [(self.resolved_as(str(e["name"]), t), t) for e, t in typed],
             create=not self.only_known,
             counts=self.counts,
         )
         for raw, entity_type in typed:
             name = str(raw["name"])
-            entity = resolved.get((entity_key(name, entity_type.name), entity_type.pk))
+            key = (entity_key(name, entity_type.name), entity_type.pk)
+            resolved_name = self.resolved_as(name, entity_type)
+            entity = resolved.get((entity_key(resolved_name, entity_type.name), entity_type.pk))
             if entity is None:
                 self.count("entities_skipped_known_only")
                 continue
+            self.entities[key] = entity
+            if resolved_name != name:
+                self.used_short_forms[key] = entity
             self.by_name[name.casefold()] = entity
             self.by_name.setdefault(entity.canonical_name, entity)
             self.mention(
@@ -188,6 +214,11 @@ class _WindowWriter:
                 str(raw.get("description", "")),
                 list(raw.get("spans") or []),
             )
+
+    def resolved_as(self, name: str, entity_type: EntityType) -> str:
+        """The name to resolve: the full name a short form of the document stands for."""
+        full = self.short_forms.get((entity_key(name, entity_type.name), entity_type.pk))
+        return full.name if full is not None else name
 
     def add_dangling(self, relations: list[dict[str, Any]]) -> None:
         """Endpoints the model used in relations but did not list as entities."""
@@ -315,6 +346,42 @@ class _WindowWriter:
         )
 
 
+def _short_forms(
+    workspace: Workspace,
+    document: Document,
+    windows: list[Window],
+    runs: dict[str, ExtractionRun],
+    types: _TypeResolver,
+) -> tuple[ShortFormPlan, dict[Key, str]]:
+    """The document's short forms, from every name its runs give (in any window) and the
+    first places of each; and each name's spelling as first given, by key."""
+    found: dict[Key, tuple[str, EntityType, list[tuple[int, int]]]] = {}
+    for window in windows:
+        run = runs.get(window.hash)
+        for raw in ((run.result or {}).get("entities") or []) if run is not None else []:
+            name = str(raw.get("name", "")).strip()
+            entity_type = types.known_entity_type(str(raw.get("type", "")))
+            if not name or entity_type is None:
+                continue
+            key = (entity_key(name, entity_type.name), entity_type.pk)
+            if not key[0]:
+                continue
+            spans = [
+                s for s in raw.get("spans") or [] if isinstance(s, list | tuple) and len(s) == 2
+            ]
+            places = [(int(s), int(e)) for s, e in spans] or find_occurrences(name, window.text)
+            entry = found.setdefault(key, (name, entity_type, []))
+            entry[2].extend((window.start + s, window.start + e) for s, e in places)
+    doc_names = [
+        DocName(name=name, key=key, type_name=kind.name, places=tuple(sorted(set(places))))
+        for key, (name, kind, places) in found.items()
+    ]
+    plan = short_form_plan(
+        workspace, doc_names, document.text, {kind.pk: kind for _, kind, _ in found.values()}
+    )
+    return plan, {key: name for key, (name, _, _) in found.items()}
+
+
 MATERIALIZE_BATCH = 16  # documents per transaction (and per recomputation of derived fields)
 
 
@@ -358,6 +425,9 @@ def _materialize(
                     "run_id", "chunk_id"
                 )
             )
+            plan, doc_names = _short_forms(workspace, document, windows, runs, types)
+            entities: dict[Key, Entity] = {}
+            used: dict[Key, Entity] = {}
             for window in windows:
                 run = runs.get(window.hash)
                 if run is None:
@@ -371,9 +441,17 @@ def _materialize(
                 elif any((run.pk, chunk_id) in done for chunk_id in window.chunk_ids):
                     continue
                 writer = _WindowWriter(
-                    workspace, window, run, types, only_known=only_known, counts=counts
-                )
+                    workspace, window, run, types, only_known=only_known, counts=counts,
+                    short_forms=plan.resolved,
+                )  # fmt: skip
                 writer.write(touched)
+                entities.update(writer.entities)
+                used.update(writer.used_short_forms)
+            if used or plan.ambiguous:
+                record_short_forms(
+                    workspace, document=document, plan=plan, used=used, entities=entities,
+                    names_by_key=doc_names, counts=counts,
+                )  # fmt: skip
         do_refresh_derived(
             workspace_id=workspace.pk, entity_ids=touched.entities, relation_ids=touched.relations
         )

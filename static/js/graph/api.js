@@ -100,7 +100,7 @@ export function initApi(config) {
     },
 
     searchEntities(q, { limit = 8, signal } = {}) {
-      return request(`${base}/entities?${query({ q, limit, order: "name" })}`, { signal });
+      return request(`${base}/entities?${query({ q, limit })}`, { signal });
     },
 
     stats() {

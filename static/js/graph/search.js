@@ -1,4 +1,4 @@
-// Finding entities by name: a typeahead (an ARIA combobox over the entities API's prefix
+// Finding entities by name: a typeahead (an ARIA combobox over the entities API's word
 // search, which also matches aliases) used by the search box and by both ends of the path
 // finder. Results are written with textContent: names come from documents.
 
@@ -65,7 +65,7 @@ export function initTypeahead({ input, listbox, api, onPick, limit = 8 }) {
       const page = await api.searchEntities(q, { limit, signal: controller.signal });
       items = page.items || [];
       active = items.length ? 0 : -1;
-      render(items.length ? "" : "No entity starts with that.");
+      render(items.length ? "" : "No entity matches that.");
       setActive(active);
     } catch (error) {
       if (error.name === "AbortError") return;
