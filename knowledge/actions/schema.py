@@ -71,6 +71,11 @@ DEFAULT_RELATION_TYPES: list[tuple[str, str, list[str]]] = [
     ("participated_in", "A person or organization took part in an event.", []),
     ("about", "A work or event is about a topic or concept.", []),
     (
+        "references",
+        "A document or section links to or cites another subject, page or section.",
+        [],
+    ),
+    (
         "related_to",
         "Any other clear relationship; the type to use when no other fits.",
         [],

@@ -24,6 +24,7 @@ from knowledge.extraction.prompts import PromptSet, load_prompts
 from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
 from knowledge.extraction.validation import validate_window
+from knowledge.extraction.windows import NO_CONTEXT, WindowContext
 from system.selectors import llm_is_configured
 
 
@@ -62,7 +63,9 @@ class Extractor(Protocol):
     model_id: str
     prompt_version: str
 
-    def extract(self, text: str, *, schema: SchemaSnapshot) -> WindowOutcome: ...
+    def extract(
+        self, text: str, *, schema: SchemaSnapshot, context: WindowContext = NO_CONTEXT
+    ) -> WindowOutcome: ...
 
     def max_tokens_for(self, text: str, *, schema: SchemaSnapshot) -> int:
         """An upper bound on the tokens extracting `text` may spend (0 for free ones)."""
@@ -144,7 +147,9 @@ class LlmExtractor:
         # estimate_tokens counts 4 characters a token; real tokenizers vary, so leave room.
         return int(total * 1.25) + 16
 
-    def extract(self, text: str, *, schema: SchemaSnapshot) -> WindowOutcome:
+    def extract(
+        self, text: str, *, schema: SchemaSnapshot, context: WindowContext = NO_CONTEXT
+    ) -> WindowOutcome:
         started = time.monotonic()
         messages = self._messages(text, schema)
         outcome = WindowOutcome(result=ParseResult())
@@ -206,10 +211,14 @@ class OfflineExtractorAdapter:
     def max_tokens_for(self, text: str, *, schema: SchemaSnapshot) -> int:
         return 0
 
-    def extract(self, text: str, *, schema: SchemaSnapshot) -> WindowOutcome:
+    def extract(
+        self, text: str, *, schema: SchemaSnapshot, context: WindowContext = NO_CONTEXT
+    ) -> WindowOutcome:
         started = time.monotonic()
         with self._lock:
-            result = self._inner.extract(text, entity_types=schema.entity_type_names)
+            result = self._inner.extract(
+                text, entity_types=schema.entity_type_names, context=context
+            )
         # A verb's lemma is the relation type (spec); outside the registry it is recorded
         # as a proposed type, like the model's NEW: types.
         known = schema.relation_type_names

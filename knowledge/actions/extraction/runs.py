@@ -27,8 +27,9 @@ from ingest.models import STOPPED_STATUSES, Chunk, Document, Source
 from knowledge.actions.extraction.budget import account_for, reserve_tokens
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.extractors import Extractor, WindowOutcome
+from knowledge.extraction.llm import LlmError, LlmNotConfigured
 from knowledge.extraction.schema import SchemaSnapshot
-from knowledge.extraction.windows import Window, build_windows
+from knowledge.extraction.windows import Window, WindowContext, build_windows, with_context
 from knowledge.models import (
     ExtractionRun,
     ExtractionStatus,
@@ -42,15 +43,50 @@ logger = logging.getLogger(__name__)
 Progress = Callable[[int], None]  # called with the number of windows just finished
 
 
+MAX_CONTEXT_LINKS = 50
+
+
 def document_windows(document: Document) -> list[Window]:
+    """The document's extraction windows, each with its context (title, the headings it
+    sits under, the links in it). Chunks detected as boilerplate are never extracted."""
     chunks = list(
-        Chunk.objects.filter(document=document)
-        .only("pk", "ordinal", "char_start", "char_end", "token_count", "content_hash")
+        Chunk.objects.filter(document=document, boilerplate=False)
+        .only(
+            "pk", "ordinal", "char_start", "char_end", "token_count", "content_hash",
+            "heading_path",
+        )
         .order_by("ordinal")
-    )
-    return build_windows(
+    )  # fmt: skip
+    windows = build_windows(
         document.text, chunks, target_tokens=max(1, settings.EXTRACTION_WINDOW_TOKENS)
     )
+    headings = {chunk.pk: tuple(chunk.heading_path or ()) for chunk in chunks}
+    links = _link_texts(document.metadata)
+    technical = "`" in document.text
+    return [
+        with_context(
+            window,
+            WindowContext(
+                title=document.title,
+                headings=headings.get(window.chunk_ids[0], ()),
+                links=tuple(t for t in links if t in window.text)[:MAX_CONTEXT_LINKS],
+                technical=technical,
+            ),
+        )
+        for window in windows
+    ]
+
+
+def _link_texts(metadata: Any) -> list[str]:
+    """The distinct anchor texts of the document's links to its own site (the parsers
+    record them as metadata["links"]), longest first so a long one wins over its prefix."""
+    raw = metadata.get("links") if isinstance(metadata, dict) else None
+    texts = {
+        str(link.get("text", "")).strip()[:200]
+        for link in (raw if isinstance(raw, list) else [])
+        if isinstance(link, dict)
+    }
+    return sorted((t for t in texts if t), key=lambda t: (-len(t), t))
 
 
 def _record_window(
@@ -168,7 +204,11 @@ class EnsuredRuns:
     cached: int = 0
     extracted: int = 0
     skipped_for_budget: int = 0
-    error: str = ""
+    error: str = ""  # the first failure, for the source's account and reports
+    # Window hash -> why it has no run: it failed after its retries, or was never sent
+    # because extraction stopped (see `_RunMaker.stop_after`). Failures are local: only
+    # the documents these windows belong to fail; a retry sends only these windows again.
+    failed: dict[str, str] = field(default_factory=dict)
 
 
 def _source_stopped(source_id: int) -> bool:
@@ -187,7 +227,9 @@ def ensure_runs(
     idle: Callable[[EnsuredRuns], None] | None = None,
 ) -> EnsuredRuns:
     """The run of every window: from the cache, else extracted now. `idle` is called while
-    requests are in flight, so the caller can write what is ready meanwhile."""
+    requests are in flight, so the caller can write what is ready meanwhile. A window
+    that fails is recorded in `failed` and the others go on, unless the failure says no
+    window can succeed (see `_RunMaker.stop_after`)."""
     account = account_for(source, extractor)
     unique: dict[str, Window] = {}
     for window in windows:
@@ -262,6 +304,9 @@ class _RunMaker:
         # Without a budget there is nothing to reserve (one transaction less per window).
         self.budgeted = account.token_budget is not None
         self.budget_hit = False
+        # Set when no further window should be sent (why); see `stop_after`.
+        self.stopped = ""
+        self.failures_in_a_row = 0
 
     def reserve(self, window: Window, remaining: int) -> tuple[bool, str | None]:
         """(may send, reservation): False once the budget cannot cover the window."""
@@ -290,20 +335,56 @@ class _RunMaker:
         if run is not None:
             self.ensured.runs[window.hash] = run
             self.ensured.extracted += 1
-        elif outcome.error is not None and not self.ensured.error:
-            self.ensured.error = str(outcome.error)
+            self.failures_in_a_row = 0
+        elif outcome.error is not None:
+            self.ensured.failed[window.hash] = str(outcome.error)
+            self.ensured.error = self.ensured.error or str(outcome.error)
+            self.failures_in_a_row += 1
+            self.stopped = self.stopped or self.stop_after(outcome.error)
         if self.progress:
             self.progress(1)
 
+    # Failures in a row (no window succeeding in between) after which the LLM is taken to
+    # be down rather than refusing particular windows: the rest are not sent.
+    FAILURES_BEFORE_STOPPING = 3
+
+    def stop_after(self, error: LlmError) -> str:
+        """Why no further window should be sent after this failure ("" to go on). A window
+        that fails on its own (a reply that cannot be parsed, a request the model refuses,
+        a timeout on a long text) fails only its own document; a wrong key, model or
+        address fails every window alike, and so do repeated failures in a row."""
+        if (
+            isinstance(error, LlmNotConfigured)
+            or error.status in {401, 403, 404}
+            or (error.status is not None and 300 <= error.status < 400)
+        ):
+            return f"extraction stopped: {error}"
+        if self.failures_in_a_row >= self.FAILURES_BEFORE_STOPPING:
+            return (
+                f"extraction stopped after {self.failures_in_a_row} failed windows in a row "
+                f"(the last: {error})"
+            )
+        return ""
+
+    def not_sent(self, windows: list[Window]) -> None:
+        """Windows left unsent because extraction stopped: failed too, with the reason."""
+        for window in windows:
+            self.ensured.failed.setdefault(window.hash, f"Not sent, {self.stopped}")
+
     def run_inline(self, queue: list[Window]) -> None:
         for index, window in enumerate(queue):
-            if self.ensured.error or (index % 8 == 0 and _source_stopped(self.source.pk)):
+            if self.stopped:
+                self.not_sent(queue[index:])
+                break
+            if index % 8 == 0 and _source_stopped(self.source.pk):
                 break
             may_send, reservation = self.reserve(window, len(queue) - index)
             if not may_send:
                 break
             self.finish(
-                window, self.extractor.extract(window.text, schema=self.schema), reservation
+                window,
+                self.extractor.extract(window.text, schema=self.schema, context=window.context),
+                reservation,
             )
 
     def run_threaded(self, queue: list[Window], idle: Callable[[EnsuredRuns], None] | None) -> None:
@@ -317,7 +398,7 @@ class _RunMaker:
             def fill() -> None:
                 nonlocal position
                 while len(in_flight) < concurrency and position < len(queue):
-                    if self.ensured.error or self.budget_hit:
+                    if self.stopped or self.budget_hit:
                         return
                     window = queue[position]
                     may_send, reservation = self.reserve(window, len(queue) - position)
@@ -341,6 +422,8 @@ class _RunMaker:
                 fill()
                 if idle and in_flight:
                     idle(self.ensured)
+        if self.stopped:
+            self.not_sent(queue[position:])
 
 
 def _record_budget_stop(account: SourceExtraction, source: Source, skipped: int) -> None:

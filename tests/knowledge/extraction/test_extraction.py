@@ -6,7 +6,12 @@ import shutil
 
 import pytest
 
-from ingest.actions.sources import do_reingest_source, do_retry_source, do_set_source_options
+from ingest.actions.sources import (
+    do_delete_source,
+    do_reingest_source,
+    do_retry_source,
+    do_set_source_options,
+)
 from ingest.models import Chunk, Document, DocumentStatus
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.actions.extraction.estimate import estimate_source
@@ -284,6 +289,8 @@ def test_a_budget_stops_extraction_mid_source_and_a_raised_budget_continues(
     llm.clear_requests()
 
     budget = int(estimate_reservation(probe) * 2.5)
+    # The same text again would only be the probe's duplicate (counted once, never sent).
+    do_delete_source(source_id=probe.pk)
     source = ingest_text(text, title="budgeted", token_budget=budget)
 
     account = SourceExtraction.objects.get(source=source)
@@ -373,8 +380,9 @@ def test_reingesting_unchanged_content_sends_nothing_to_the_llm(llm, ingest_text
     sent = len(llm.chat_requests)
     assert sent == 2
 
-    # The same text again, in another source: every window is in the cache.
-    other = ingest_text(PARAGRAPH, title="copy")
+    # The same text again, in another source: every window is in the cache. (Other bytes:
+    # the very same bytes would make the copy a duplicate, counted once, never extracted.)
+    other = ingest_text(PARAGRAPH + "\n")
     assert SourceExtraction.objects.get(source=other).windows_cached == 1
     do_reingest_source(source=source, enqueue=False)
     do_extract_source(source=source)
@@ -514,8 +522,6 @@ def test_an_edited_document_re_extracts_only_changed_windows_and_drops_stale_evi
 
 
 def test_deleting_a_source_takes_back_its_evidence_only(llm, ingest_text, alice):
-    from ingest.actions.sources import do_delete_source
-
     llm.responder = World(
         entities={"Ada Lovelace": "person", "Charles Babbage": "person"},
         relations=[("Ada Lovelace", "Charles Babbage", "related_to")],

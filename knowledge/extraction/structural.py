@@ -1,0 +1,448 @@
+"""Entities and relations a document states through its structure, for the offline extractor.
+
+Why: what a documentation page says about itself is more reliable than statistical NER on
+technical text. Its title is its subject; a heading names a topic that is part of the
+page's; a glossary entry or an API entry ("`asyncio.gather(*aws)`" over ": Run awaitable
+objects …") defines a term; `package.module.function` in code is an API whose dotted parents
+contain it; a link to another page of the site is a reference, with the sentence it sits in
+as evidence; the first column of a table with a header row names the rows' subjects.
+
+Everything is collected in a `Collector` that the NER pass writes to as well, so one name
+gets one type per window (the first, most reliable, source wins: structure before NER).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+
+from knowledge.extraction.entity_types import CODE_TYPE, FALLBACK_TYPE, active_type
+from knowledge.extraction.noise import (
+    CODE_NAME,
+    KEYWORDS,
+    is_dictionary_word,
+    rejection,
+    words_of,
+)
+from knowledge.extraction.structure import Heading, Span, Structure, plain
+from knowledge.extraction.types import ExtractedRelation
+from knowledge.extraction.windows import WindowContext
+
+MAX_DESCRIPTION_CHARS = 300
+MAX_HEADING_WORDS = 6
+MAX_RELATED_PER_DEFINITION = 5
+STRUCTURE_STRENGTH = 7.0
+REFERENCE_TYPE = "references"
+PART_OF_TYPE = "part_of"
+RELATED_TYPE = "related_to"
+
+# Words Sphinx and similar generators print before an API name in its entry.
+_SIGNATURE_PREFIXES = re.compile(
+    r"^(?:(?:abstract(?:method)?|async|await(?:able)?|class|classmethod|coroutine|data|"
+    r"decorator|exception|final|function|method|property|static(?:method)?|attribute|"
+    r"module|type)\s+)+"
+)
+_IDENTIFIER_CALL = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*(\(.*\))?\s*(?:->.*)?$")
+_NUMBERING = re.compile(
+    r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|(?:chapter|part|appendix)\s+\w+:?)\s+", re.I
+)
+_TITLE_SEPARATORS = re.compile(r"\s+[—–|]\s+|\s+-\s+")  # noqa: RUF001 (dashes)
+_GENERIC_LINK_TEXT = frozenset(
+    ("here", "this", "link", "more", "docs", "documentation", "read more", "this page", "below")
+)
+# Placeholder names examples use for their own variables: "x.append", "self.name".
+_VARIABLE_HEADS = frozenset(("self", "cls", "obj", "object", "foo", "bar", "baz", "spam", "eggs"))
+
+
+@dataclass(slots=True)
+class Found:
+    name: str
+    type: str
+    description: str
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+class Collector:
+    """The window's entities (one per casefolded name) and relations, deduplicated."""
+
+    def __init__(self, active: Collection[str]) -> None:
+        self.active = set(active)
+        self.entities: dict[str, Found] = {}
+        self.relations: list[ExtractedRelation] = []
+        self._related: set[tuple[str, str, str]] = set()
+
+    def add(
+        self, name: str, wanted_type: str, span: tuple[int, int] | None, description: str = ""
+    ) -> Found | None:
+        key = name.casefold()
+        found = self.entities.get(key)
+        if found is None:
+            entity_type = active_type(wanted_type, self.active)
+            if entity_type is None:
+                return None
+            found = self.entities[key] = Found(name, entity_type, description[:2000])
+        elif description and not found.description:
+            found.description = description[:2000]
+        if span is not None and span not in found.spans and len(found.spans) < 20:
+            found.spans.append(span)
+        return found
+
+    def relate(
+        self, source: Found, target: Found, type_name: str, span: tuple[int, int], text: str
+    ) -> None:
+        if source.name.casefold() == target.name.casefold():
+            return
+        low, high = sorted((source.name.casefold(), target.name.casefold()))
+        if type_name == RELATED_TYPE:  # undirected: one per pair
+            key = (low, high, type_name)
+        else:
+            key = (source.name.casefold(), target.name.casefold(), type_name)
+        if key in self._related:
+            return
+        self._related.add(key)
+        self.relations.append(
+            ExtractedRelation(
+                source=source.name,
+                target=target.name,
+                type=type_name,
+                description=describe(text, *span),
+                keywords=(type_name.replace("_", " "),),
+                strength=STRUCTURE_STRENGTH,
+                span=span,
+            )
+        )
+
+
+class Sentences:
+    """Sentence bounds of the window, found by offset (headings and table rows are lines,
+    and lines are never merged into one sentence by the parser's splitter here)."""
+
+    def __init__(self, bounds: Iterable[tuple[int, int]]) -> None:
+        self.bounds = sorted(bounds)
+        self.starts = [start for start, _ in self.bounds]
+
+    def at(self, position: int, text: str) -> tuple[int, int]:
+        index = bisect_right(self.starts, position) - 1
+        if index >= 0 and self.bounds[index][0] <= position < self.bounds[index][1]:
+            start, end = self.bounds[index]
+        else:
+            start, end = position, position + 1
+        # Never past the line: a heading or a table row is its own statement.
+        line_start = text.rfind("\n", 0, position) + 1
+        line_end = text.find("\n", position)
+        line_end = len(text) if line_end < 0 else line_end
+        return max(start, line_start), min(end, line_end) if end > line_start else line_end
+
+
+def describe(text: str, start: int, end: int) -> str:
+    """One statement of the window as a description: words only, at most 300 characters."""
+    flat = plain(text[start:end])
+    if len(flat) <= MAX_DESCRIPTION_CHARS:
+        return flat
+    head = flat[: MAX_DESCRIPTION_CHARS - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > MAX_DESCRIPTION_CHARS // 2 else head).rstrip() + "…"
+
+
+# --- names -----------------------------------------------------------------------------------
+
+
+def code_name(raw: str) -> str | None:
+    """The API name a code span or signature names ("asyncio.gather(*aws)" →
+    "asyncio.gather"), or None when it is no name (an expression, a keyword, a variable)."""
+    text = _SIGNATURE_PREFIXES.sub("", plain(raw).strip())
+    match = _IDENTIFIER_CALL.match(text)
+    if match is None:
+        return None
+    name, call = match.group(1), match.group(2)
+    head = name.split(".")[0]
+    if head in _VARIABLE_HEADS or (len(head) == 1 and "." in name):
+        return None
+    if name.startswith("__") and name.endswith("__"):
+        return None  # a bare protocol method ("__init__") is every class's, no one subject
+    if rejection(name) is not None or name.casefold() in KEYWORDS:
+        return None
+    dotted = "." in name
+    shaped = "_" in name.strip("_") or any(c.isupper() for c in name[1:]) or name[:1].isupper()
+    if dotted or call or shaped:
+        return name if CODE_NAME.match(name) else None
+    # A bare lowercase word in backticks: a module or command name unless it is English.
+    return name if len(name) >= 3 and not is_dictionary_word(name) else None
+
+
+def topic_name(raw: str) -> tuple[str, str] | None:
+    """(name, description) of a heading or title: "asyncio — Asynchronous I/O" names
+    "asyncio" and describes it; "3.2. Creating Tasks" names nothing (an action, not a
+    topic); None when the words are no name."""
+    text = _NUMBERING.sub("", plain(raw)).strip().rstrip(":")
+    parts = [p.strip() for p in _TITLE_SEPARATORS.split(text) if p.strip()]
+    if not parts:
+        return None
+    name, description = parts[0], " — ".join(parts[1:3])
+    code = code_name(name)
+    if code is not None:
+        return code, description
+    words = name.split()
+    if not words or len(words) > MAX_HEADING_WORDS or name.endswith("?"):
+        return None
+    first = words_of(name)[:1]
+    if first and first[0].casefold().endswith("ing") and is_dictionary_word(first[0]):
+        return None  # "Creating Tasks", "Running an asyncio Program": actions
+    if rejection(name) is not None:
+        return None
+    return name, description
+
+
+# --- the structural rules --------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class StructureReader:
+    """Reads one window's structure into a Collector."""
+
+    text: str
+    structure: Structure
+    context: WindowContext
+    sentences: Sentences
+    out: Collector
+    counts: dict[str, int] = field(default_factory=dict)
+    # (statement, entity) for every code name met in running text, for co-occurrence.
+    statements: list[tuple[tuple[int, int], Found]] = field(default_factory=list)
+
+    def count(self, key: str) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def read(self) -> None:
+        subject = self.subject()
+        self.headings(subject)
+        self.definitions()
+        self.tables()
+        self.code_spans()
+        self.links(subject)
+
+    def subject(self) -> Found | None:
+        """The page's subject: its title (or the window's first top-level heading)."""
+        title = self.context.title
+        if not title:
+            top = [h for h in self.structure.headings if h.level == 1]
+            title = self.text[top[0].title.start : top[0].title.end] if top else ""
+        topic = topic_name(title) if title else None
+        if topic is None:
+            return None
+        name, description = topic
+        places = _occurrences(self.text, name)
+        found = self.out.add(name, _type_of(name), places[0] if places else None, description)
+        if found is not None:
+            for place in places[1:3]:
+                self.out.add(name, found.type, place)
+            self.count("structure_subjects")
+        return found
+
+    def headings(self, subject: Found | None) -> None:
+        parents: list[tuple[int, Found]] = []
+        for heading in self.structure.headings:
+            found = self.heading(heading)
+            while parents and parents[-1][0] >= heading.level:
+                parents.pop()
+            parent = parents[-1][1] if parents else subject
+            if found is None:
+                continue
+            if parent is not None:
+                span = (heading.line.start, heading.line.end)
+                self.out.relate(found, parent, PART_OF_TYPE, span, self.text)
+            parents.append((heading.level, found))
+
+    def heading(self, heading: Heading) -> Found | None:
+        raw = self.text[heading.title.start : heading.title.end]
+        topic = topic_name(raw)
+        if topic is None:
+            self.count("structure_headings_skipped")
+            return None
+        name, description = topic
+        place = _find(self.text, name, heading.title.start, heading.title.end)
+        if not description:
+            description = self._following_statement(heading.line.end)
+        self.count("structure_headings")
+        return self.out.add(name, _type_of(name), place, description)
+
+    def _following_statement(self, position: int) -> str:
+        for start, end in self.sentences.bounds:
+            if start >= position and self.text[start:end].strip() and self.text[start] != "#":
+                return describe(self.text, start, end)
+        return ""
+
+    def definitions(self) -> None:
+        for entry in self.structure.definitions:
+            raw = self.text[entry.term.start : entry.term.end]
+            # An API entry's term is code (the parsers put signatures in backticks); a
+            # glossary term is words, even a lowercase one ("awaitable").
+            code = code_name(raw) if any(c in raw for c in "`.(") else None
+            name = code or (topic_name(raw) or (None, ""))[0]
+            if name is None:
+                self.count("structure_definitions_skipped")
+                continue
+            term_place = _find(self.text, name, entry.term.start, entry.term.end)
+            found = self.out.add(
+                name,
+                CODE_TYPE if code else FALLBACK_TYPE,
+                term_place,
+                describe(self.text, entry.definition.start, entry.definition.end),
+            )
+            if found is None:
+                continue
+            self.count("structure_definitions")
+            if code:
+                self.dotted_parents(found, term_place, (entry.term.start, entry.term.end))
+            self.defined_with(found, entry.definition)
+
+    def defined_with(self, term: Found, definition: Span) -> None:
+        """Code names used in a definition are related to the term it defines."""
+        related = 0
+        for span in self.structure.code_spans:
+            if related >= MAX_RELATED_PER_DEFINITION:
+                break
+            if definition.start <= span.start < definition.end:
+                other = self.code_entity(span)
+                if other is not None and other is not term:
+                    self.out.relate(
+                        term, other, RELATED_TYPE, (definition.start, definition.end), self.text
+                    )
+                    related += 1
+
+    def code_spans(self) -> None:
+        for span in self.structure.code_spans:
+            self.code_entity(span)
+
+    def code_entity(self, span: Span) -> Found | None:
+        raw = self.text[span.start : span.end]
+        name = code_name(raw)
+        if name is None:
+            self.count("structure_code_skipped")
+            return None
+        offset = raw.find(name)
+        place = (span.start + offset, span.start + offset + len(name)) if offset >= 0 else None
+        statement = self.sentences.at(span.start, self.text)
+        found = self.out.add(name, CODE_TYPE, place, describe(self.text, *statement))
+        if found is not None:
+            self.count("structure_code_names")
+            self.statements.append((statement, found))
+            self.dotted_parents(found, place, statement)
+        return found
+
+    def dotted_parents(
+        self, found: Found, place: tuple[int, int] | None, statement: tuple[int, int]
+    ) -> None:
+        """`a.b.c` is part of `a.b`, which is part of `a` (each parent an entity too)."""
+        child = found
+        parts = found.name.split(".")
+        for depth in range(len(parts) - 1, 0, -1):
+            parent_name = ".".join(parts[:depth])
+            parent_place = (place[0], place[0] + len(parent_name)) if place else None
+            parent = self.out.add(parent_name, CODE_TYPE, parent_place)
+            if parent is None:
+                return
+            self.out.relate(child, parent, PART_OF_TYPE, statement, self.text)
+            child = parent
+
+    def links(self, subject: Found | None) -> None:
+        if subject is None:
+            return
+        for text in self.context.links:
+            name = code_name(text) or (topic_name(text) or (None, ""))[0]
+            if name is None or name.casefold() in _GENERIC_LINK_TEXT:
+                self.count("structure_links_skipped")
+                continue
+            for start, end in _occurrences(self.text, text)[:3]:
+                statement = self.sentences.at(start, self.text)
+                place = _find(self.text, name, start, end)
+                target = self.out.add(name, _type_of(name), place, describe(self.text, *statement))
+                if target is not None:
+                    self.out.relate(subject, target, REFERENCE_TYPE, statement, self.text)
+                    self.count("structure_links")
+
+    def tables(self) -> None:
+        for table in self.structure.tables:
+            headers = [plain(self.text[c.start : c.end]) for c in table.header]
+            for cells, line in zip(table.rows, table.row_lines, strict=True):
+                if cells:
+                    self.table_row(headers, cells, (line.start, line.end))
+
+    def table_row(self, headers: list[str], cells: tuple[Span, ...], line: tuple[int, int]) -> None:
+        raw = self.text[cells[0].start : cells[0].end]
+        code = code_name(raw) if "`" in raw else None
+        name = code or (topic_name(raw) or (None, ""))[0]
+        # A cell of common words ("Yes", "Default value") names no row subject.
+        if name is None or (not code and all(is_dictionary_word(w) for w in words_of(name))):
+            self.count("structure_table_rows_skipped")
+            return
+        facts = [
+            f"{header}: {plain(self.text[cell.start : cell.end])}"
+            for header, cell in zip(headers[1:], cells[1:], strict=False)
+            if header and self.text[cell.start : cell.end].strip()
+        ]
+        place = _find(self.text, name, cells[0].start, cells[0].end)
+        found = self.out.add(name, _type_of(name), place, "; ".join(facts))
+        if found is None:
+            return
+        self.count("structure_table_rows")
+        for span in self.structure.code_spans:
+            if cells[0].end <= span.start < line[1]:
+                other = self.code_entity(span)
+                if other is not None:
+                    self.out.relate(found, other, RELATED_TYPE, line, self.text)
+
+
+def _type_of(name: str) -> str:
+    return CODE_TYPE if code_name(name) == name and _looks_like_code(name) else FALLBACK_TYPE
+
+
+def _looks_like_code(name: str) -> bool:
+    return "." in name or "_" in name or (name.islower() and " " not in name)
+
+
+def _find(text: str, name: str, start: int, end: int) -> tuple[int, int] | None:
+    offset = text.find(name, start, end)
+    return (offset, offset + len(name)) if offset >= 0 else None
+
+
+def _occurrences(text: str, name: str) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
+    start = text.find(name)
+    while start >= 0 and len(found) < 20:
+        found.append((start, start + len(name)))
+        start = text.find(name, start + len(name))
+    return found
+
+
+MAX_COOCCURRING = 4
+
+
+def relate_cooccurring(
+    out: Collector,
+    code: Iterable[tuple[tuple[int, int], Found]],
+    prose: Iterable[tuple[tuple[int, int], Found]],
+    text: str,
+) -> int:
+    """Names met in one statement with a code name are related (undirected `related_to`,
+    the statement as evidence), at most MAX_COOCCURRING names per statement; returns how
+    many pairs. Statements with prose names only are the NER pass's business."""
+    by_statement: dict[tuple[int, int], list[Found]] = {}
+    for statement, found in code:
+        names = by_statement.setdefault(statement, [])
+        if found not in names:
+            names.append(found)
+    for statement, found in prose:
+        names = by_statement.get(statement, [])
+        if names and found not in names:
+            names.append(found)
+    pairs = 0
+    for statement, names in by_statement.items():
+        chosen = names[:MAX_COOCCURRING]
+        for i, first in enumerate(chosen):
+            for second in chosen[i + 1 :]:
+                before = len(out.relations)
+                out.relate(first, second, RELATED_TYPE, statement, text)
+                pairs += len(out.relations) - before
+    return pairs

@@ -1,0 +1,197 @@
+"""The offline extractor reads what documents say about their own structure.
+
+Each structural source on a small fixture shaped like real documentation output (the
+parsers' Markdown-flavoured text): titles and headings, glossary and API entries, code
+names with their dotted parents, links between pages, tables with a header row. The real
+packaged spaCy pipeline runs underneath; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.extraction.offline import get_offline_extractor
+from knowledge.extraction.windows import NO_CONTEXT, WindowContext, window_hash
+
+TYPES = ("person", "organization", "location", "product", "technology", "concept", "event", "work")
+
+
+@pytest.fixture(scope="module")
+def extractor():
+    return get_offline_extractor()
+
+
+def _types(result):
+    return {e.name: e.type for e in result.entities}
+
+
+def _triples(result):
+    return {(r.source, r.type, r.target) for r in result.relations}
+
+
+def test_title_is_the_subject_and_headings_are_parts_of_it(extractor):
+    text = (
+        "# asyncio — Asynchronous I/O\n\n"
+        "asyncio is a library to write concurrent code.\n\n"
+        "## Task Groups\n\nTask groups combine a task creation API with a way to wait.\n\n"
+        "## Running an asyncio Program\n\nThe program runs until it completes.\n"
+    )
+    result = extractor.extract(
+        text, entity_types=TYPES, context=WindowContext(title="asyncio — Asynchronous I/O")
+    )
+
+    types = _types(result)
+    assert types["asyncio"] == "technology"
+    assert types["Task Groups"] == "concept"
+    assert "Running an asyncio Program" not in types  # an action, not a topic
+    assert ("Task Groups", "part_of", "asyncio") in _triples(result)
+    subject = next(e for e in result.entities if e.name == "asyncio")
+    assert subject.description == "Asynchronous I/O"
+    assert subject.spans and text[slice(*subject.spans[0])] == "asyncio"
+
+
+def test_glossary_term_is_defined_by_its_definition(extractor):
+    text = (
+        "# Glossary\n\n"
+        "awaitable\n: An object that can be used in an await expression.\n\n"
+        "Global Interpreter Lock\n: The mechanism used by the interpreter to assure that "
+        "only one thread executes bytecode at a time.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    entities = {e.name: e for e in result.entities}
+    assert entities["awaitable"].type == "concept"
+    assert entities["awaitable"].description == (
+        "An object that can be used in an await expression."
+    )
+    assert entities["Global Interpreter Lock"].description.startswith("The mechanism used")
+
+
+def test_api_entry_names_the_function_with_its_dotted_parents(extractor):
+    text = (
+        "`asyncio.gather(*aws, return_exceptions=False)`\n"
+        ": Run awaitable objects in the aws sequence concurrently; see `asyncio.wait()`.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    entities = {e.name: e for e in result.entities}
+    assert entities["asyncio.gather"].type == "technology"
+    assert entities["asyncio.gather"].description.startswith("Run awaitable objects")
+    triples = _triples(result)
+    assert ("asyncio.gather", "part_of", "asyncio") in triples
+    assert ("asyncio.wait", "part_of", "asyncio") in triples
+    assert any(
+        {r.source, r.target} == {"asyncio.gather", "asyncio.wait"} and r.type == "related_to"
+        for r in result.relations
+    )
+
+
+def test_code_names_in_prose_become_technologies_and_expressions_do_not(extractor):
+    text = (
+        "Use `os.path.join()` to build paths; it raises `TypeError` on bad input. "
+        "Writing `x = 1` or `True` or `self.name` in code names nothing.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    types = _types(result)
+    assert types["os.path.join"] == "technology"
+    assert types["TypeError"] == "technology"
+    assert {"os.path", "os"} <= set(types)
+    assert ("os.path.join", "part_of", "os.path") in _triples(result)
+    assert ("os.path", "part_of", "os") in _triples(result)
+    assert not {"x = 1", "x", "True", "self.name", "self"} & set(types)
+
+
+def test_dunder_names_are_not_emphasis_and_bare_ones_name_nothing(extractor):
+    text = (
+        "Source code: Lib/collections/\\_\\_init\\_\\_.py\n\n"
+        "The `collections.UserDict.__getitem__()` method and a bare `__init__()` call. "
+        "Subclasses override `__getitem__` as needed.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    names = set(_types(result))
+    assert not {"init", "getitem", "__init__", "__getitem__", "_init_"} & names
+    assert "collections.UserDict.__getitem__" in names
+
+
+def test_code_blocks_are_never_read_as_prose(extractor):
+    text = (
+        "The example prints a greeting.\n\n"
+        "```\nimport asyncio\nasync def main():\n    print('Hello Guido van Rossum')\n```\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    assert "Guido van Rossum" not in _types(result)
+
+
+def test_link_to_another_page_is_a_reference_with_its_sentence_as_evidence(extractor):
+    text = "Tasks are described in Coroutines and Tasks, and streams elsewhere.\n"
+    context = WindowContext(title="asyncio — Asynchronous I/O", links=("Coroutines and Tasks",))
+    result = extractor.extract(text, entity_types=TYPES, context=context)
+
+    reference = next(r for r in result.relations if r.type == "references")
+    assert (reference.source, reference.target) == ("asyncio", "Coroutines and Tasks")
+    assert reference.span is not None
+    assert text[slice(*reference.span)] == text.strip()
+    subject = next(e for e in result.entities if e.name == "asyncio")
+    assert subject.spans == ()  # the title is not in this window: an unlocated mention
+
+
+def test_generic_link_text_is_no_reference(extractor):
+    text = "For details, click here.\n"
+    context = WindowContext(title="asyncio", links=("here",))
+    result = extractor.extract(text, entity_types=TYPES, context=context)
+
+    assert not [r for r in result.relations if r.type == "references"]
+
+
+def test_table_rows_with_a_header_name_their_first_column(extractor):
+    text = (
+        "| Function | Description |\n"
+        "| --- | --- |\n"
+        "| `create_task()` | Start running a coroutine. |\n"
+        "| `wait_for()` | Run with a timeout. |\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    entities = {e.name: e for e in result.entities}
+    assert entities["create_task"].type == "technology"
+    assert entities["create_task"].description == "Description: Start running a coroutine."
+    assert "wait_for" in entities
+    assert "Function" not in entities and "Description" not in entities
+
+
+def test_technical_text_does_not_make_people_and_places_of_single_names(extractor):
+    text = (
+        "Python runs on Windows and Linux. The `sys.path` list is searched first. "
+        "Python raises TypeError when an argument has the wrong type.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    wrong = {name: t for name, t in _types(result).items() if t in {"person", "location"}}
+    assert wrong == {}
+
+
+def test_languages_in_technical_text_are_concepts_not_software(extractor):
+    text = (
+        "The `cp1251` codec covers Bulgarian, Russian and Serbian; `cp1253` covers Greek. "
+        "Use `codecs.lookup()` to find one.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    types = _types(result)
+    languages = {n: t for n, t in types.items() if n in {"Bulgarian", "Russian", "Serbian", "Greek"}}
+    assert languages and set(languages.values()) == {"concept"}
+
+
+def test_window_context_is_part_of_the_hash_and_no_context_hashes_as_before():
+    import hashlib
+
+    text = "Some text."
+    assert window_hash(text) == hashlib.sha256(text.encode()).hexdigest()
+    assert window_hash(text, NO_CONTEXT) == window_hash(text)
+    assert window_hash(text, WindowContext(title="A")) != window_hash(text)
+    assert window_hash(text, WindowContext(title="A")) != window_hash(
+        text, WindowContext(title="B")
+    )
