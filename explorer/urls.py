@@ -1,10 +1,17 @@
 """The browser UI's URLs: each screen's module lists its own (sources_views, graph_views,
-curation_views, account_views); sign-in and first run are here."""
+curation_views, quality_views, account_views); sign-in and first run are here."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from explorer import account_views, curation_views, graph_views, sources_views, views
+from explorer import (
+    account_views,
+    curation_views,
+    graph_views,
+    quality_views,
+    sources_views,
+    views,
+)
 
 app_name = "explorer"
 
@@ -21,5 +28,6 @@ urlpatterns = [
     *sources_views.urlpatterns,
     *graph_views.urlpatterns,
     *curation_views.urlpatterns,
+    *quality_views.urlpatterns,
     *account_views.urlpatterns,
 ]

@@ -11,6 +11,7 @@ vectors and says why; `manage.py backfill_embeddings` fills them in later.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -154,14 +155,47 @@ def _load() -> Embedder:
     counter: TokenCounter
     backend = getattr(model.tokenizer, "backend_tokenizer", None)
     counter = FastTokenizerCounter(backend) if backend is not None else ApproximateCounter()
-    suffix = (digest or hashlib.sha256(name.encode()).hexdigest())[:12]
     return Embedder(
-        model_id=f"{name}@{suffix}",
+        model_id=_model_id(name, digest),
         dimension=dimension,
         max_seq_length=max_seq_length,
         counter=counter,
         _model=model,
     )
+
+
+def _model_id(name: str, digest: str | None) -> str:
+    """The id vectors are recorded under: the setting and a prefix of the weights' SHA-256
+    (of the name when the weights are not a local file)."""
+    return f"{name}@{(digest or hashlib.sha256(name.encode()).hexdigest())[:12]}"
+
+
+@functools.cache
+def _weights_digest(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_file(Path(path))
+
+
+def configured_model_id() -> str | None:
+    """The id the configured EMBEDDING_MODEL records its vectors under, told without loading
+    the model (health reports and counts of stale vectors need it; loading torch for them
+    would not do): the known SHA-256 of the weights when there is one, else the weights
+    hashed once per process and file. None when the weights are missing (nothing can be
+    embedded with it then, and `get_embedder` says why)."""
+    name = settings.EMBEDDING_MODEL
+    try:
+        _, directory, expected = _resolve_model(name)
+    except EmbeddingUnavailable:
+        return None
+    if directory is None:
+        return _model_id(name, None)
+    weights = directory / "model.safetensors"
+    if expected:
+        return _model_id(name, expected) if weights.exists() else None
+    try:
+        stat = weights.stat()
+    except OSError:
+        return None
+    return _model_id(name, _weights_digest(str(weights), stat.st_size, stat.st_mtime_ns))
 
 
 _loaded = LoadOnce(_load, unavailable=EmbeddingUnavailable, label="embedding model")

@@ -5,7 +5,8 @@ read and curate it. docs/architecture.md draws the map; this is the table of con
 Callers (parse, authorise, call one action or selector, render):
     api/          the JSON API, one router per subject, assembled in api/__init__.py
     admin.py      Django admin (edits go through the actions)
-    management/   commands: extract, consolidate, merge, unmerge, search, export, stats, …
+    management/   commands: extract, consolidate, merge, unmerge, search, export, stats,
+                  quality, backfill_embeddings (chunks and entity names), …
     tasks.py      background tasks: ids in, one action called
     stages.py     the pipeline stages ingest runs: extract, consolidate, forget_chunks
     schemas/      request and response schemas of the API
@@ -14,9 +15,13 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
     extraction/   windows → cached runs (thread pool, budget) → entities, relations,
                   evidence; entry points in extraction/documents.py
     resolution.py which entity an extracted name is (rules, aliases, keys, similarity,
-                  embeddings): merges automatically or queues a suggestion
+                  embeddings, a document's short forms): merges automatically, adds an
+                  alias or queues a suggestion
     review.py     the LLM's review of suggestions and description summaries
     curation.py   every human action, with an exact undo
+    quality.py    the quality page's Block (delete, and block the name in every type) and
+                  its undo, made of curation's actions
+    embeddings.py entity name vectors: made with a name, backfilled, rebuilt for a new model
     evidence.py   the write funnel: evidence removal, derived fields, graph sync
     consolidation.py, communities.py, maintenance.py, schema.py
 
@@ -25,9 +30,10 @@ fusion, hydration, context).
 
 Engines (no HTTP, no actions): extraction/ (windows, prompts, the LLM client, parsing,
 validation, the offline extractor), consolidation/ (pure name matching: keys, similarity,
-match reasons), graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its
-sync; communities).
+match reasons, a document's short forms), graph/ (backends: Postgres recursive CTEs, the
+Neo4j projection and its sync; communities).
 
-Models: models/ (schema, graph, extraction, curation); canonical.py (name normalisation).
+Models: models/ (schema, graph, extraction, curation, search: the words of names, kept by
+triggers); canonical.py (name normalisation).
 The layering is checked by import-linter contracts in pyproject.toml (`make layers`).
 """

@@ -41,3 +41,9 @@ class HealthOut(Schema):
     worker: WorkerHealth
     embedding: EmbeddingHealth
     llm: LlmHealth
+    counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="what the apps count (HEALTH_COUNTS): entities_without_vector and "
+        "entities_stale_vector (a vector from another model than the configured one), both "
+        "filled in by `manage.py backfill_embeddings`; empty without a database",
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import import_module
@@ -9,10 +10,13 @@ from importlib.util import find_spec
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from system.loading import import_paths
 from system.models import WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,31 @@ def llm_is_configured() -> bool:
     return bool(settings.LLM_BASE_URL and settings.LLM_MODEL) and not settings.EXTRACTION_OFFLINE
 
 
+_SET_TIMEOUT = "SELECT set_config('statement_timeout', %s, true)"
+
+
+def get_health_counts() -> dict[str, int]:
+    """The counts the apps above `system` report (HEALTH_COUNTS: dotted paths of functions
+    returning {name: count}, imported lazily, so `system` imports none of them): today the
+    entity names without a vector, or with one from another model. Each gets at most
+    HEALTH_COUNT_TIMEOUT_SECONDS of database time; one that fails or takes longer is left
+    out (and logged): a health report never fails, nor hangs, for a count."""
+    counts: dict[str, int] = {}
+    timeout_ms = max(1, int(settings.HEALTH_COUNT_TIMEOUT_SECONDS * 1000))
+    for report in import_paths(settings.HEALTH_COUNTS):
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # Local to this transaction, or put back for the caller's own.
+                cursor.execute("SELECT current_setting('statement_timeout')")
+                before = cursor.fetchone()[0]
+                cursor.execute(_SET_TIMEOUT, [f"{timeout_ms}ms"])
+                counts.update(report())
+                cursor.execute(_SET_TIMEOUT, [before])
+        except DatabaseError as exc:
+            logger.warning("Health count %s left out: %s", report.__qualname__, exc)
+    return counts
+
+
 def get_health_report() -> tuple[bool, dict[str, Any]]:
     """(database reachable, report) for /api/v1/health and `manage.py health`.
 
@@ -122,5 +151,6 @@ def get_health_report() -> tuple[bool, dict[str, Any]]:
             "detail": embedding.detail,
         },
         "llm": {"configured": configured, "model": settings.LLM_MODEL if configured else None},
+        "counts": get_health_counts() if database.ok else {},
     }
     return database.ok, report

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from knowledge.actions.embeddings import VECTOR_FIELDS, vector_fields_for
 from knowledge.actions.evidence import do_refresh_derived
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key
 from knowledge.graph.sync import schedule_graph_sync
@@ -508,6 +509,9 @@ def do_rename_entity(
     clean = " ".join(name.split())[:300]
     if not clean:
         raise InvalidInput("An entity needs a name.")
+    # The new name's vector, or none for the backfill to fill in (never the old name's);
+    # before the row lock, since the model's first load takes seconds.
+    vector = vector_fields_for(clean)
     with transaction.atomic():
         entity = _one(workspace, entity_id)
         before = _snapshot(entity, ENTITY_FIELDS)
@@ -530,9 +534,12 @@ def do_rename_entity(
             )
         entity.name, entity.canonical_name, entity.curated = clean, canonical, True
         entity.blocking_keys = entity_blocking_keys(clean, entity.type.name)
+        for field, value in vector.items():
+            setattr(entity, field, value)
         entity.save(
-            update_fields=["name", "canonical_name", "blocking_keys", "curated", "updated_at"]
-        )
+            update_fields=["name", "canonical_name", "blocking_keys", "curated", "updated_at",
+                           *VECTOR_FIELDS]
+        )  # fmt: skip
         event = _event(
             workspace, CurationAction.RENAME, actor=actor, entity=entity,
             payload={"before": before}, summary=f"Renamed {old!r} to {clean!r}",
@@ -796,6 +803,7 @@ def do_split_entity(
     clean = " ".join(name.split())[:300]
     if not clean:
         raise InvalidInput("The new entity needs a name.")
+    vector = vector_fields_for(clean)
     ids = sorted(set(mention_ids))
     with transaction.atomic():
         entity = _one(workspace, entity_id)
@@ -818,7 +826,7 @@ def do_split_entity(
         new = Entity.objects.create(
             workspace=workspace, name=clean, canonical_name=canonical, type=entity_type,
             curated=True, type_curated=True,
-            blocking_keys=entity_blocking_keys(clean, entity_type.name),
+            blocking_keys=entity_blocking_keys(clean, entity_type.name), **vector,
         )  # fmt: skip
         mentions.update(entity=new)
         event = _event(

@@ -2,17 +2,17 @@
 
 `config/api.py` mounts `router`; nothing registers itself by being imported. Entities
 (reads and curation share `entities/{id}`), the review queue, the schema registry,
-extraction accounts, graph reads and search.
+extraction accounts, graph reads, search and the quality report.
 """
 
 from __future__ import annotations
 
 from ninja import Router
 
-from knowledge.api import entities, extraction, graph, search, suggestions, types
+from knowledge.api import entities, extraction, graph, quality, search, suggestions, types
 
 router = Router()
-for part in (types, extraction, entities, suggestions, graph, search):
+for part in (types, extraction, entities, suggestions, graph, search, quality):
     router.add_router("", part.router)
 
 __all__ = ["router"]

@@ -46,6 +46,8 @@ class Command(BaseCommand):
                 f"worker: {worker['status']} (age {worker['heartbeat_age_seconds']} s)"
             )
             self.stdout.write(f"embedding: {embedding['model']} {embedding['status']}")
+            for name, count in report["counts"].items():
+                self.stdout.write(f"{name.replace('_', ' ')}: {count}")
         failing = [name for name in required if not _CHECKS[name](report)]
         if failing:
             raise CommandError(f"unhealthy: {', '.join(failing)}", returncode=1)

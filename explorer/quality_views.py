@@ -1,0 +1,168 @@
+"""The quality page: the quality report of the current workspace, or of one source
+(`?source=ID`), with one-click Delete and Block on each suspicious name.
+
+Members read it (viewers too); the buttons are for editors, and the server refuses anyone
+else (403). Each button posts (htmx, CSRF header; a plain form post without JavaScript) to
+its own endpoint, which calls one action — `do_delete_entity`, or `do_block_entity_name`
+(delete, and block the name in every type) — and answers with the name's row saying what
+happened, with an Undo button (`do_restore_entity`, `do_undo_block`). A plain form post is
+redirected back to the page with the message. As on the curation controls, an htmx request
+gets 200 with the error in the row (htmx swaps no 4xx answer), any other client the error's
+status. Every URL carries `?ws=`, so a page left open in a tab keeps acting on the
+workspace it shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import URLPattern, path, reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from explorer.workspace_pages import workspace_page
+from ingest.models import Source
+from ingest.selectors import get_source_for_workspace
+from knowledge.actions.curation import do_delete_entity, do_restore_entity
+from knowledge.actions.quality import do_block_entity_name, do_undo_block
+from knowledge.models import CurationEvent
+from knowledge.selectors.quality import get_quality_report, get_suspicious_name
+from workspaces.errors import DomainError, InvalidInput, NotFound
+from workspaces.models import Role, Workspace
+
+
+@dataclass
+class Outcome:
+    """What a button did, shown in the name's row: the message, and what Undo calls."""
+
+    message: str
+    error: bool = False
+    status: int = 200
+    undo: str | None = None  # "restore" | "unblock"
+    event: int | None = None
+
+
+def _workspace(request: HttpRequest) -> Workspace:
+    return request.membership.workspace  # type: ignore[attr-defined]
+
+
+def _source(request: HttpRequest) -> Source | None:
+    """The source the page reports on (`source` in the query or the form), or None."""
+    raw = request.POST.get("source") or request.GET.get("source")
+    if not raw:
+        return None
+    try:
+        return get_source_for_workspace(_workspace(request), int(raw))
+    except (ValueError, NotFound):
+        raise Http404("No such source in this workspace.") from None
+
+
+def _page_url(request: HttpRequest, source: Source | None) -> str:
+    params = {"ws": _workspace(request).slug}
+    if source is not None:
+        params["source"] = str(source.pk)
+    return f"{reverse('explorer:quality')}?{urlencode(params)}"
+
+
+@workspace_page()
+@require_GET
+def quality(request: HttpRequest) -> HttpResponse:
+    workspace = _workspace(request)
+    source = _source(request)
+    report = get_quality_report(workspace, source=source)
+    return render(
+        request,
+        "explorer/quality/report.html",
+        {
+            "nav": "quality",
+            "report": report,
+            "source": source,
+            "ws": workspace.slug,
+            "page_url": _page_url(request, source),
+        },
+    )
+
+
+def _decide(
+    request: HttpRequest,
+    entity_id: int,
+    act: Callable[[Workspace, Any], CurationEvent],
+    undo: Callable[[CurationEvent], tuple[str | None, int | None]],
+) -> HttpResponse:
+    """Run one action on the name's entity and answer with its row (htmx), or back to the
+    page with a message."""
+    workspace = _workspace(request)
+    source = _source(request)
+    if get_suspicious_name(workspace, entity_id, source=source) is None:
+        raise Http404("No such entity in this workspace.")
+    try:
+        event = act(workspace, request.user)
+    except DomainError as exc:
+        outcome = Outcome(exc.message, error=True, status=exc.status)
+    else:
+        kind, event_id = undo(event)
+        outcome = Outcome(event.summary, undo=kind, event=event_id)
+    if not request.htmx:  # type: ignore[attr-defined]
+        (messages.error if outcome.error else messages.success)(request, outcome.message)
+        return redirect(_page_url(request, source))
+    row = get_suspicious_name(workspace, entity_id, source=source)
+    return render(
+        request,
+        "explorer/quality/report.html#suspicious-row",
+        {"row": row, "outcome": outcome, "source": source, "ws": workspace.slug},
+    )
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def delete_name(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Delete the entity (its names blocked in its type); Undo restores it."""
+
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        return do_delete_entity(workspace=workspace, entity_id=entity_id, actor=actor)
+
+    return _decide(request, entity_id, act, lambda event: ("restore", event.pk))
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def block_name(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Delete the entity and block its name in every type; Undo lifts both."""
+
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        return do_block_entity_name(workspace=workspace, entity_id=entity_id, actor=actor)
+
+    return _decide(request, entity_id, act, lambda event: ("unblock", event.pk))
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def undo_name(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Undo a Delete (`undo=restore`) or a Block (`undo=unblock`, `event` the block's)."""
+    kind = request.POST.get("undo", "")
+
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        if kind == "restore":
+            return do_restore_entity(workspace=workspace, entity_id=entity_id, actor=actor)
+        if kind == "unblock":
+            try:
+                event_id = int(request.POST.get("event", ""))
+            except ValueError:
+                raise InvalidInput("Say which block to undo.") from None
+            return do_undo_block(workspace=workspace, event_id=event_id, actor=actor)
+        raise InvalidInput("Say what to undo.")
+
+    return _decide(request, entity_id, act, lambda event: (None, None))
+
+
+urlpatterns: list[URLPattern] = [
+    path("quality/", quality, name="quality"),
+    path("quality/entities/<int:entity_id>/delete/", delete_name, name="quality_delete"),
+    path("quality/entities/<int:entity_id>/block/", block_name, name="quality_block"),
+    path("quality/entities/<int:entity_id>/undo/", undo_name, name="quality_undo"),
+]
