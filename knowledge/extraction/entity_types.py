@@ -48,11 +48,24 @@ ORGANIZATION_WORDS = frozenset(
 NAME_PARTICLES = frozenset(("van", "von", "der", "de", "da", "di", "du", "le", "la", "bin", "al"))
 LOCATIVE_WORDS = frozenset(("in", "at", "near", "from", "to", "across", "throughout"))
 # A name as code spells it: dotted, snake_case or with a capital inside a word.
+_CLASS_SUFFIX = re.compile(
+    r"[a-z0-9](?:Error|Warning|Exception|Handler|Manager|Factory|Adapter|Parser|Reader|Writer"
+    r"|Server|Client|Request|Response|Policy|Loader|Builder|Protocol|Type|Mixin|Base|Test)$"
+)
 _CODE_SHAPE = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+$|^\w*_\w+$|^[A-Z]?[a-z0-9]+[A-Z]\w*$")
 
 
 def is_code_shaped(name: str) -> bool:
     return bool(_CODE_SHAPE.match(name))
+
+
+def is_unmistakably_code(name: str) -> bool:
+    """Code even in prose with no code in it: dotted or snake_case names, and CamelCase
+    ending like a class ("ResourceWarning", "BaseHandler"), which no company or person is
+    called. Plain CamelCase ("McDonald", "PayPal") keeps the model's label there."""
+    if not is_code_shaped(name):
+        return False
+    return "." in name or "_" in name.strip("_") or bool(_CLASS_SUFFIX.search(name))
 
 
 def ner_type(
@@ -65,14 +78,18 @@ def ner_type(
     name even when a dictionary knows it ("Python", "Pascal").
     """
     mapped = SPACY_LABEL_TYPES.get(label)
-    if mapped is None or not technical:
-        return mapped
+    if mapped is None:
+        return None
+    if not technical:
+        return CODE_TYPE if is_unmistakably_code(name) else mapped
     if is_code_shaped(name):
         return CODE_TYPE
     words = words_of(name)
     if mapped == FALLBACK_TYPE:
         return mapped  # languages and nationalities ("Bulgarian", "Greek") are no software
     if len(words) == 1:
+        if mapped == "location" and locative:
+            return mapped  # "in Virginia"; "on Windows" is no place
         proper = name.casefold() not in lowercase and (len(words[0]) > 1 or "+" in name)
         return CODE_TYPE if proper else FALLBACK_TYPE
     common = all(is_dictionary_word(w) for w in words)

@@ -392,13 +392,16 @@ def _noise(
     doc: Doc, view: _Prose, name: str, token_start: int, token_end: int, sentence: Span
 ) -> str | None:
     """Why an NER name is noise: the name rules (noise.py), a span that crosses blanked
-    code, or a single common word the prose shows to be one (it starts the sentence, or the
-    prose also writes it in lower case: "Convert the value", "Module" beside "module")."""
+    code or a line break, or a single common word the prose shows to be one (it starts
+    the sentence, or the prose also writes it in lower case: "Convert the value", "Module"
+    beside "module")."""
     if (
         view.prose[doc[token_start].idx : doc[token_end - 1].idx + len(doc[token_end - 1])]
         != (view.text[doc[token_start].idx : doc[token_end - 1].idx + len(doc[token_end - 1])])
     ):
         return "crosses code"
+    if "\n" in view.text[doc[token_start].idx : doc[token_end - 1].idx]:
+        return "crosses lines"  # a term and the next line's definition, two list items
     reason = rejection(name)
     if reason is not None:
         return reason

@@ -181,8 +181,37 @@ def test_languages_in_technical_text_are_concepts_not_software(extractor):
     result = extractor.extract(text, entity_types=TYPES)
 
     types = _types(result)
-    languages = {n: t for n, t in types.items() if n in {"Bulgarian", "Russian", "Serbian", "Greek"}}
+    languages = {
+        n: t for n, t in types.items() if n in {"Bulgarian", "Russian", "Serbian", "Greek"}
+    }
     assert languages and set(languages.values()) == {"concept"}
+
+
+def test_class_shaped_names_are_technologies_even_in_prose_without_code(extractor):
+    text = (
+        "Python emits a ResourceWarning when a file is left open, and the BaseHandler "
+        "class passes requests on. The Python Software Foundation is based in Beaverton, "
+        "Oregon, and its director met Guido van Rossum in Amsterdam.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    types = _types(result)
+    assert types["ResourceWarning"] == "technology"
+    assert types["BaseHandler"] == "technology"
+    assert types["Guido van Rossum"] == "person"  # prose without code keeps the model's people
+    assert types["Amsterdam"] == "location"
+
+
+def test_a_single_place_name_after_a_locative_stays_a_place_in_technical_text(extractor):
+    text = (
+        "The `asyncio` module was sprinted on in Amsterdam. It runs on Windows and Linux, "
+        "and `os.fork()` is not available on Windows.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    types = _types(result)
+    assert types["Amsterdam"] == "location"
+    assert types.get("Windows") != "location"
 
 
 def test_window_context_is_part_of_the_hash_and_no_context_hashes_as_before():
