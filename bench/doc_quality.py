@@ -9,9 +9,10 @@ person would), crawls it recursively into a fresh workspace with the offline ext
 LLM: LLM_* variables are dropped), and prints JSON: pages, words, entities, entities per
 1,000 words, relations and the typed share (not `related_to`), extraction throughput
 (windows per second of extractor time), boilerplate chunks extracted (mentions whose chunk is
-boilerplate: the goal is 0), and the 50 best-connected entities. It writes a seeded random
-sample of entities to `--out`, one JSON object per line with `name_ok` and `type_ok` left
-null for a person to label (yes/no: is the name a real, useful entity; is its type right).
+boilerplate: the goal is 0), the quality report, and the 50 best-connected entities; the
+same JSON goes beside `--out` as `*.figures.json`. It writes a seeded random sample of
+entities to `--out`, one JSON object per line with `name_ok` and `type_ok` left null for a
+person to label (yes/no: is the name a real, useful entity; is its type right).
 
 `score` reads a labelled sample and prints name precision (share of name_ok) and type
 precision (share of type_ok among the entities whose name is ok). Goals: >= 0.85, >= 0.75.

@@ -23,8 +23,10 @@ from ingest.actions.crawl import (
     validate_crawl_settings,
 )
 from ingest.actions.pipeline import do_process_documents
-from ingest.models import Chunk, CrawlPage
+from ingest.dispatch import document_groups
+from ingest.models import PENDING, Chunk, CrawlPage, Document
 from knowledge.models import Entity, ExtractionRun, Mention, Relation
+from knowledge.selectors.quality import get_quality_report
 from workspaces.actions.workspaces import do_create_workspace
 
 _WORD = re.compile(r"\w+")
@@ -53,9 +55,23 @@ def crawl(root: Path, max_pages: int) -> tuple[Any, Any, float]:
     do_start_crawl(source=source, enqueue=False)
     started = time.perf_counter()
     do_run_crawl(source_id=source.pk, process=lambda ids: do_process_documents(document_ids=ids))
+    drain(source)
     elapsed = time.perf_counter() - started
     server.shutdown()
     return workspace, source, elapsed
+
+
+def drain(source: Any) -> None:
+    """Process what went round again: pages chunked before the text they share with later
+    pages was known to repeat are re-chunked (ingest/actions/boilerplate.py), as a worker
+    would pick them up from the queue."""
+    for _ in range(5):
+        pending = Document.objects.filter(source=source, status__in=PENDING)
+        groups = document_groups(pending.values_list("pk", flat=True))
+        if not groups:
+            return
+        for group in groups:
+            do_process_documents(document_ids=group)
 
 
 def _has_field(model: Any, name: str) -> bool:
@@ -89,6 +105,11 @@ def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:
         "typed_relation_share": round(typed / max(relations.count(), 1), 3),
         "windows": runs.count(),
         "extractor_windows_per_s": round(runs.count() / seconds, 2) if seconds else None,
+        "quality": {
+            key: value
+            for key, value in get_quality_report(workspace, suspicious=10).items()
+            if key not in {"workspace", "source"}
+        },
         "top_hubs": [
             f"{name} ({type_name}, {degree})"
             for name, type_name, degree in entities.order_by("-degree", "name").values_list(
@@ -147,4 +168,6 @@ def main() -> None:
     rows = sample(workspace, args.sample, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    report = json.dumps(result, indent=2, ensure_ascii=False, default=str)
+    args.out.with_suffix(".figures.json").write_text(report + "\n")
+    print(report)

@@ -55,6 +55,24 @@ _CLASS_SUFFIX = re.compile(
 _CODE_SHAPE = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+$|^\w*_\w+$|^[A-Z]?[a-z0-9]+[A-Z]\w*$")
 
 
+# What code looks like in text that has no backticks (an API index, a flattened page): a
+# call "abort()", a dotted name "asyncio.Barrier", a snake_case word "run_in_executor".
+_CODE_TOKEN = re.compile(r"\b[A-Za-z_]\w*\(\)|\b[a-z_]\w+\.[A-Za-z_]\w+|\b[a-z]+_[a-z_]+\b")
+_CODE_TOKENS_PER_1000_CHARS = 2.0
+# Addresses are dotted too, and prose has them: "www.python.org", "info@example.com".
+_ADDRESS = re.compile(r"\S+://\S+|\bwww\.\S+|\S+@\S+|\b[\w.-]+\.(?:com|org|net|edu|gov|io)\b")
+
+
+def looks_technical(text: str) -> bool:
+    """Whether a document is about code: it has code spans, or code-shaped words at least
+    every 500 characters (a general index lists "abort() (asyncio.Barrier method)" with
+    no backticks, and NER there makes a person of "asyncio")."""
+    if "`" in text:
+        return True
+    hits = sum(1 for _ in _CODE_TOKEN.finditer(_ADDRESS.sub(" ", text)))
+    return hits >= 3 and hits * 1000 >= _CODE_TOKENS_PER_1000_CHARS * len(text)
+
+
 def is_code_shaped(name: str) -> bool:
     return bool(_CODE_SHAPE.match(name))
 
@@ -88,8 +106,8 @@ def ner_type(
     if mapped == FALLBACK_TYPE:
         return mapped  # languages and nationalities ("Bulgarian", "Greek") are no software
     if len(words) == 1:
-        if mapped == "location" and locative:
-            return mapped  # "in Virginia"; "on Windows" is no place
+        if mapped == "location" and locative and name[:1].isupper():
+            return mapped  # "in Virginia"; "on Windows", "in asyncio" are no places
         proper = name.casefold() not in lowercase and (len(words[0]) > 1 or "+" in name)
         return CODE_TYPE if proper else FALLBACK_TYPE
     common = all(is_dictionary_word(w) for w in words)

@@ -38,7 +38,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from knowledge.extraction.entity_types import LOCATIVE_WORDS, ner_type
+from knowledge.extraction.entity_types import LOCATIVE_WORDS, NAME_PARTICLES, ner_type
 from knowledge.extraction.noise import is_dictionary_word, rejection
 from knowledge.extraction.spacy_model import (
     DATA_DIR_NAME,
@@ -405,6 +405,10 @@ def _noise(
     reason = rejection(name)
     if reason is not None:
         return reason
+    first_word = name.split(maxsplit=1)[0]
+    common = first_word not in NAME_PARTICLES and is_dictionary_word(first_word)
+    if first_word.islower() and " " in name and common:
+        return "lowercase start"  # "module gc", "see Python": words around a name
     if view.technical and _code_like(view.text[sentence.start_char : sentence.end_char]):
         return "code sentence"
     if token_end - token_start != 1 or not is_dictionary_word(name):

@@ -26,6 +26,7 @@ from django.db.models import F
 from ingest.models import STOPPED_STATUSES, Chunk, Document, Source
 from knowledge.actions.extraction.budget import account_for, reserve_tokens
 from knowledge.extraction.cost import llm_cost
+from knowledge.extraction.entity_types import looks_technical
 from knowledge.extraction.extractors import Extractor, WindowOutcome
 from knowledge.extraction.llm import LlmError, LlmNotConfigured
 from knowledge.extraction.schema import SchemaSnapshot
@@ -62,7 +63,7 @@ def document_windows(document: Document) -> list[Window]:
     )
     headings = {chunk.pk: tuple(chunk.heading_path or ()) for chunk in chunks}
     links = _link_texts(document.metadata)
-    technical = "`" in document.text
+    technical = looks_technical(document.text)
     return [
         with_context(
             window,

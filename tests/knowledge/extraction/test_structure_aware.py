@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.extraction.entity_types import looks_technical
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.extraction.windows import NO_CONTEXT, WindowContext, window_hash
 
@@ -212,6 +213,25 @@ def test_a_single_place_name_after_a_locative_stays_a_place_in_technical_text(ex
     types = _types(result)
     assert types["Amsterdam"] == "location"
     assert types.get("Windows") != "location"
+
+
+def test_an_api_index_without_backticks_is_read_as_technical_text(extractor):
+    text = (
+        "abort() (asyncio.Barrier method)\n(asyncio.DatagramTransport method)\n"
+        "AbstractEventLoop (class in asyncio)\nAbstractChildWatcher (class in asyncio)\n"
+        "acquire() (_thread.lock method)\n(asyncio.Condition method)\n"
+        "a85decode() (in module base64)\nabiflags (in module sys)\n"
+    )
+    assert looks_technical(text)
+    assert not looks_technical(
+        "Guido van Rossum created Python at CWI in the Netherlands, e.g. as a hobby; see "
+        "www.python.org or write to info@python.org, i.e. the foundation in the U.S."
+    )
+    result = extractor.extract(text, entity_types=TYPES, context=WindowContext(technical=True))
+
+    wrong = {n: t for n, t in _types(result).items() if t in {"person", "location"}}
+    assert wrong == {}
+    assert not [n for n in _types(result) if n.startswith(("module ", "class "))]
 
 
 def test_window_context_is_part_of_the_hash_and_no_context_hashes_as_before():
