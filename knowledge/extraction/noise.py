@@ -153,6 +153,8 @@ _VERSION = re.compile(r"^(?:v(?:ersion)?\s*)?\d+(?:[._-]\d+)*(?:[a-z]{1,5}\d*)?\
 CODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")  # noqa: RUF001 (typographic apostrophe)
 _LETTER = re.compile(r"[^\W\d_]")
+# What a tokenizer splits off a word ("n't", "'s", "'ll"), with either apostrophe.
+_CONTRACTION = re.compile(r"^(?:\w*n['’]t|['’](?:s|re|ll|ve|d|m))$", re.I)  # noqa: RUF001
 
 
 def words_of(name: str) -> list[str]:
@@ -222,6 +224,8 @@ def rejection(name: str) -> str | None:
         return "site navigation word"
     if stripped.islower() and " " not in stripped and is_dictionary_word(stripped):
         return "lowercase dictionary word"
+    if _CONTRACTION.match(stripped):
+        return "contraction"
     return None
 
 

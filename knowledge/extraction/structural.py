@@ -373,8 +373,12 @@ class StructureReader:
         raw = self.text[cells[0].start : cells[0].end]
         code = code_name(raw) if "`" in raw else None
         name = code or (topic_name(raw) or (None, ""))[0]
-        # A cell of common words ("Yes", "Default value") names no row subject.
-        if name is None or (not code and all(is_dictionary_word(w) for w in words_of(name))):
+        # A cell of common words ("Yes", "Default value", "thru 1.2") names no row subject.
+        words = words_of(name) if name else []
+        common = all(is_dictionary_word(w) for w in words) or (
+            words[:1] and words[0].islower() and is_dictionary_word(words[0])
+        )
+        if name is None or (not code and common):
             self.count("structure_table_rows_skipped")
             return
         facts = [

@@ -25,6 +25,7 @@ from knowledge.extraction.noise import near_miss, rejection
         ("17:14:32 hello", "mostly digits", "Apollo 11"),
         ("Important Save a reference", "admonition", "Noteworthy Labs"),
         ("### ---", "no letters", "Jonas Lindqvist"),
+        ("n\u2019t", "contraction", "O\u2019Reilly"),
     ],
 )
 def test_noise_is_rejected_and_its_near_miss_kept(noise, reason, kept):
