@@ -3,7 +3,10 @@
 trafilatura finds the main content; pages where it finds none (short notes, link lists) still
 get their visible body text. Scripts, styles and other non-visible markup are removed from the
 tree before either step, so their text can never leak into the index. (Metadata is read first,
-from a copy: authors and dates often live in JSON-LD script blocks.)
+from a copy: authors and dates often live in JSON-LD script blocks.) Documentation pages are
+prepared first (html_structure.py): permalink glyphs out, definition lists into term and `: `
+definition lines. trafilatura escapes every `_` and `*` of prose for Markdown; identifiers
+read better without the backslashes, so those escapes are undone outside code.
 """
 
 from __future__ import annotations
@@ -16,6 +19,15 @@ import lxml.html  # type: ignore[import-untyped]
 import trafilatura
 
 from ingest.parsers.base import ParsedDocument, ParseError, ParserLimits
+from ingest.parsers.html_links import site_links
+from ingest.parsers.html_structure import (
+    collapse_line_breaks,
+    flatten_definition_lists,
+    join_definitions,
+    remove_permalinks,
+    without_glyphs,
+    without_line_glyphs,
+)
 from ingest.parsers.text import (
     clean_text,
     decode_text,
@@ -41,6 +53,14 @@ _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _ANY_SPACE = re.compile(r"[ \t\r\n\f]+")
 _TRAILING_SPACES = re.compile(r"[ \t]+$", re.MULTILINE)
 _BLANK_LINES = re.compile(r"\n{3,}")
+# Code as trafilatura writes it (fenced blocks, inline spans), whose backslashes are literal,
+# and the escaped `_`/`*` of prose: an odd run of backslashes is escapes, half of it literal.
+# (trafilatura opens a fence mid-line for inline code that has a line break.)
+_CODE = re.compile(
+    r"(?<![\\`])(`+)(?!`)[^\n]*?(?<!`)\1(?!`)|(?<!`)(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\2[ \t]*$",
+    re.M | re.S,
+)
+_ESCAPED = re.compile(r"(\\+)([_*])")
 
 
 def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocument:
@@ -48,6 +68,7 @@ def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDoc
     decoded = decode_text(data, declared=charset.group(1).decode("ascii") if charset else None)
     root = _parse_tree(decoded.text)
 
+    remove_permalinks(root)
     meta = _page_metadata(copy.deepcopy(root))
     for element in list(root.iter(*_INVISIBLE)):
         element.drop_tree()
@@ -55,11 +76,17 @@ def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDoc
     if language:
         meta["language"] = short_title(language)[:35]
 
-    text = _main_content(copy.deepcopy(root)) or _visible_text(root)
+    collapse_line_breaks(root)
+    flatten_definition_lists(root)
+    text = _main_content(copy.deepcopy(root)) or _visible_text(copy.deepcopy(root))
+    text = without_line_glyphs(join_definitions(text)).strip()
     if not text:
         raise ParseError("The HTML page has no readable text.")
+    links = site_links(root, text)
+    if links:
+        meta["links"] = links
     warning = decoding_warning(decoded)
-    page_title = short_title(root.findtext(".//title"))
+    page_title = without_glyphs(short_title(root.findtext(".//title")))
     return ParsedDocument(
         text=text,
         title=(
@@ -100,7 +127,9 @@ def _page_metadata(tree: Any) -> dict[str, Any]:
         value = getattr(document, key, None)
         if isinstance(value, str) and short_title(value):
             found[key] = short_title(value) if key != "description" else value.strip()[:1000]
-    return found
+    if "title" in found:
+        found["title"] = without_glyphs(found["title"])
+    return {key: value for key, value in found.items() if value}
 
 
 def _main_content(tree: Any) -> str:
@@ -119,8 +148,28 @@ def _main_content(tree: Any) -> str:
         raise
     except Exception:
         return ""  # trafilatura gave up on this page; the visible-text fallback still works
-    text = clean_text(extracted or "")
+    text = _unescaped(clean_text(extracted or ""))
     return _BLANK_LINES.sub("\n\n", _TRAILING_SPACES.sub("", text)).strip()
+
+
+def _unescaped(markdown: str) -> str:
+    """`\\_\\_init\\_\\_` back to `__init__` and `\\*args` to `*args`, outside code only; the
+    emphasis marks trafilatura writes itself carry no backslash and stay."""
+    parts: list[str] = []
+    position = 0
+    for code in _CODE.finditer(markdown):
+        parts += [_unescape_prose(markdown[position : code.start()]), code.group()]
+        position = code.end()
+    parts.append(_unescape_prose(markdown[position:]))
+    return "".join(parts)
+
+
+def _unescape_prose(text: str) -> str:
+    def unescape(match: re.Match[str]) -> str:
+        slashes = len(match.group(1))
+        return "\\" * (slashes // 2) + match.group(2) if slashes % 2 else match.group()
+
+    return _ESCAPED.sub(unescape, text)
 
 
 def _visible_text(root: Any) -> str:

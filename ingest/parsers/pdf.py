@@ -2,7 +2,11 @@
 
 Citations point at pages ("see page 12"), so the parser records where every page lies in the
 final text. PDFs are the format most often broken, encrypted or image-only, and each of those
-cases gets its own message instead of a pypdf traceback.
+cases gets its own message instead of a pypdf traceback. A PDF encrypted with an owner
+password only (an empty user password, common for "no copying" flags) opens like any other:
+every viewer opens it without asking, so refusing it would only be in the way. AES-encrypted
+ones need the `cryptography` package, a dependency for that reason. The outline, when there
+is one, becomes the text's headings (pdf_outline.py).
 """
 
 from __future__ import annotations
@@ -15,7 +19,14 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError
 
 from ingest.parsers.base import Page, ParsedDocument, ParseError, ParserLimits
-from ingest.parsers.text import clean_text, filename_stem, first_line, short_title
+from ingest.parsers.pdf_outline import read_outline, with_headings
+from ingest.parsers.text import (
+    clean_text,
+    filename_stem,
+    first_line,
+    first_markdown_heading,
+    short_title,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -73,16 +84,24 @@ def parse_pdf(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocu
             f"(pages {_ranges(failed)})."
         )
 
-    text, pages = _join_pages(texts)
-    if not text:
+    if not any(texts):  # before the outline adds its headings: they are no page text
         raise ParseError(
             "The PDF has no extractable text (scanned?). Its pages are probably images; run "
             "OCR on it (for example with ocrmypdf) and upload the result."
         )
+    outline = read_outline(reader)
+    text, pages = _join_pages(with_headings(texts, outline))
     metadata: dict[str, Any] = {"page_count": page_count, **_metadata(reader)}
+    if outline:
+        metadata["outline"] = [item.as_metadata() for item in outline]
     return ParsedDocument(
         text=text,
-        title=short_title(metadata.get("title")) or first_line(text) or filename_stem(filename),
+        title=(
+            short_title(metadata.get("title"))
+            or (first_markdown_heading(text) if outline else "")  # a bookmark, not "# Intro"
+            or first_line(text)
+            or filename_stem(filename)
+        ),
         format="pdf",
         mime="application/pdf",
         metadata=metadata,
