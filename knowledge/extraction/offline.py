@@ -400,8 +400,11 @@ def _noise(
         != (view.text[doc[token_start].idx : doc[token_end - 1].idx + len(doc[token_end - 1])])
     ):
         return "crosses code"
-    if "\n" in view.text[doc[token_start].idx : doc[token_end - 1].idx]:
+    start, end = doc[token_start].idx, doc[token_end - 1].idx + len(doc[token_end - 1])
+    if "\n" in view.text[start:end]:
         return "crosses lines"  # a term and the next line's definition, two list items
+    if "/" in view.text[max(0, start - 1) : start] + view.text[end : end + 1]:
+        return "file path"  # "Lib" of "Lib/collections/__init__.py"
     reason = rejection(name)
     if reason is not None:
         return reason

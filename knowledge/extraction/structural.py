@@ -138,7 +138,7 @@ class Sentences:
 
 def describe(text: str, start: int, end: int) -> str:
     """One statement of the window as a description: words only, at most 300 characters."""
-    flat = plain(text[start:end])
+    flat = plain(text[start:end]).removeprefix(": ")  # a definition line's mark
     if len(flat) <= MAX_DESCRIPTION_CHARS:
         return flat
     head = flat[: MAX_DESCRIPTION_CHARS - 1]
