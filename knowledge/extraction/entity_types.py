@@ -106,15 +106,16 @@ def ner_type(
     if mapped == FALLBACK_TYPE:
         return mapped  # languages and nationalities ("Bulgarian", "Greek") are no software
     if len(words) == 1:
-        if mapped == "location" and locative and name[:1].isupper():
-            return mapped  # "in Virginia"; "on Windows", "in asyncio" are no places
+        # No place either: "in Python", "in UTF-8", "in C++" are what technical text
+        # puts after "in" (the documentation crawl made 39 such "places", 2 of them real).
         proper = name.casefold() not in lowercase and (len(words[0]) > 1 or "+" in name)
         return CODE_TYPE if proper else FALLBACK_TYPE
     common = all(is_dictionary_word(w) for w in words)
     if mapped == "person":
         return "person" if _full_name(words, lowercase) else FALLBACK_TYPE
     if mapped == "location":
-        return "location" if locative and not common else FALLBACK_TYPE
+        versioned = any(c.isdigit() for c in name)  # "Python 2.0", "Tk 8.6a"
+        return "location" if locative and not common and not versioned else FALLBACK_TYPE
     if mapped == "organization":
         said = any(w.casefold() in ORGANIZATION_WORDS for w in words)
         return "organization" if said else FALLBACK_TYPE
