@@ -10,14 +10,13 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
-from ingest.selectors import get_source_for_workspace
+from ingest.management.options import source_for_command
 from knowledge.actions.consolidation import do_consolidate
 from knowledge.selectors.curation import get_entities_to_consolidate
 from workspaces.commands import workspace_for_command
-from workspaces.errors import NotFound
 
 
 class Command(BaseCommand):
@@ -32,10 +31,7 @@ class Command(BaseCommand):
         self, *args: Any, workspace: str, source: int | None, as_json: bool, **options: Any
     ) -> None:
         ws = workspace_for_command(workspace)
-        try:
-            src = get_source_for_workspace(ws, source) if source is not None else None
-        except NotFound as exc:
-            raise CommandError(exc.message, returncode=2) from exc
+        src = source_for_command(ws, source)
         total = get_entities_to_consolidate(ws, source=src).count()
         with tqdm(total=total, unit="entity", file=sys.stderr, disable=None) as bar:
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from ingest.selectors import get_source_for_workspace
+from ingest.management.options import source_for_command
 from knowledge.schemas.quality import QualityOut
 from knowledge.selectors.quality import get_quality_report
 from workspaces.commands import workspace_for_command
-from workspaces.errors import NotFound
 
 
 def _share(figure: dict[str, Any]) -> str:
@@ -62,10 +61,7 @@ class Command(BaseCommand):
         self, *args: Any, workspace: str, source: int | None, as_json: bool, **options: Any
     ) -> None:
         ws = workspace_for_command(workspace)
-        try:
-            src = get_source_for_workspace(ws, source) if source is not None else None
-        except NotFound as exc:
-            raise CommandError(exc.message, returncode=2) from exc
+        src = source_for_command(ws, source)
         report = get_quality_report(ws, source=src)
         if as_json:
             self.stdout.write(json.dumps(QualityOut.model_validate(report).model_dump(mode="json")))
