@@ -20,9 +20,10 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
 
+from system.selectors import get_worker_status
 from tests.browser.chromium import CHROMIUM_FLAGS, chromium_path
 from tests.conftest import Member
-from tests.support import start_worker, stop_process
+from tests.support import start_worker, stop_process, wait_for
 
 ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 SCREENSHOTS = Path(settings.BASE_DIR) / "test-results" / "screenshots"
@@ -122,8 +123,15 @@ def sign_in(context: BrowserContext, live_server) -> Callable[[Member], None]:
 
 @pytest.fixture
 def worker(transactional_db, tmp_path, settings) -> Iterator[subprocess.Popen]:
-    """A real task worker on the test database, sharing the live server's media root."""
+    """A real task worker on the test database, sharing the live server's media root; yielded
+    once it has beaten (a loaded machine can take seconds to start it, and pages that show
+    the worker's state would otherwise race its start)."""
     process = start_worker("browser", GRAPHLOOM_MEDIA_ROOT=str(settings.MEDIA_ROOT))
+    wait_for(
+        lambda: process.poll() is None and get_worker_status().status == "ok",
+        timeout=120,
+        what="the browser tests' worker to start and beat",
+    )
     yield process
     stop_process(process)
 
