@@ -240,11 +240,14 @@ else:
 
 # --- Retrieval (knowledge/retrieval/) ---------------------------------------------------
 # Reciprocal rank fusion constant (k in 1 / (k + rank)) and the weight of each signal.
-RETRIEVAL_RRF_K = int(env_float("RETRIEVAL_RRF_K", 60))
+# Measured on the Python manual (bench/retrieval_quality.py, docs/BENCHMARKS.md): a small k
+# lets the first ranks of the strongest signal (vector) lead, and keyword search, weaker on
+# paraphrased questions, counts half; k 60 with equal weights ranked below vector alone.
+RETRIEVAL_RRF_K = int(env_float("RETRIEVAL_RRF_K", 10))
 RETRIEVAL_VECTOR_WEIGHT = env_float("RETRIEVAL_VECTOR_WEIGHT", 1.0)
-RETRIEVAL_KEYWORD_WEIGHT = env_float("RETRIEVAL_KEYWORD_WEIGHT", 1.0)
+RETRIEVAL_KEYWORD_WEIGHT = env_float("RETRIEVAL_KEYWORD_WEIGHT", 0.5)
 # Weight of graph proximity: chunks that mention entities near the query's entities.
-RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 1.0)
+RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 0.5)
 # Graph expansion from the entities recognised in the query.
 RETRIEVAL_GRAPH_HOPS = int(env_float("RETRIEVAL_GRAPH_HOPS", 1))
 # Candidates each signal contributes before fusion.

@@ -15,6 +15,9 @@ side effect: `record_access` counts what was returned.
 - `access`: the access counts, the search's one write;
 - `pool`: the thread pool the keyword signal and the access counts run on;
 - `context`: the context block, and the text neutralising it needs.
+- `evaluation`: labelled questions and the ranking metrics (hit@k, MRR@10, nDCG@10), pure;
+- `comparison`: the five rankings `manage.py eval_retrieval` scores, each the search with
+  some chunk signals left out (`hybrid_search(signals=...)`).
 
 Callers import `hybrid_search`, `SearchResult` and `close_retrieval_pool` from here, and
 anything else from its own module.

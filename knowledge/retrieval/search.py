@@ -32,6 +32,7 @@ from knowledge.retrieval.signals.keyword import keyword_signal
 from knowledge.retrieval.signals.recognition import recognise
 from knowledge.retrieval.signals.vector import ENTITY_MIN_SIMILARITY, embed_query, vector_signals
 from knowledge.retrieval.types import (
+    CHUNK_SIGNALS,
     ChunkHit,
     EntityHit,
     PathHit,
@@ -54,6 +55,7 @@ def hybrid_search(
     sources: Sequence[int] | None = None,
     record_access: bool = True,
     query_vector: QueryVector | None = None,
+    signals: Sequence[str] | None = None,
 ) -> SearchResult:
     """The best `limit` chunks of the workspace for `query`, with the entities, relations
     and paths behind them and a Markdown context block (see the package docstring).
@@ -61,27 +63,41 @@ def hybrid_search(
     `hops` (0..3, default RETRIEVAL_GRAPH_HOPS) bounds graph expansion; `relation_types`
     restricts the relations it walks (and those returned); `entity_types` the entities
     recognised, matched and reached; `sources` the chunks (by source id). `query_vector`
-    replaces embedding the query (benchmarks time the search without the model). Raises
-    InvalidInput for a blank or too long query or out-of-range arguments.
+    replaces embedding the query (benchmarks time the search without the model).
+    `signals` names the chunk rankings fused (a subset of CHUNK_SIGNALS; default all): the
+    quality harness (knowledge/retrieval/comparison.py) ranks by one signal, or without the
+    graph, through this same code. Raises InvalidInput for a blank or too long query or
+    out-of-range arguments.
     """
     started = time.perf_counter()
-    request = _request(workspace, query, limit, hops, relation_types, entity_types, sources)
+    request = _request(
+        workspace, query, limit, hops, relation_types, entity_types, sources, signals
+    )
     report = _Report()
     vector = query_vector
-    if vector is None:
+    if vector is None and request.uses({"vector", "graph"}):
         with report.timer("embed"):
             vector = embed_query(request.text, report.warnings)
     type_ids = _entity_type_ids(request)
-    keyword_job = start(
-        lambda: keyword_signal(workspace.pk, request.text, request.candidates, request.source_ids)
-    )
+    keyword_job = None
+    if request.uses({"keyword"}):
+        keyword_job = start(
+            lambda: keyword_signal(
+                workspace.pk, request.text, request.candidates, request.source_ids
+            )
+        )
     vector_chunks, vector_entities = _vector_stage(request, vector, type_ids, report)
-    report.used.append("keyword")  # running on the pool (or done): listed where it always was
+    if keyword_job is not None:
+        report.used.append("keyword")  # running on the pool (or done): listed where it was
     with report.timer("recognition"):
         recognised = recognise(workspace.pk, request.text, type_ids)
     report.used.append("recognition")
-    proximity, by_graph, graph_ok = _graph_stage(request, recognised, vector_entities, report)
-    keyword_chunks = _keyword_wait(keyword_job, report)
+    proximity: dict[int, tuple[float, int]] = {}
+    by_graph: list[tuple[int, float]] = []
+    graph_ok = False
+    if request.uses({"graph"}):
+        proximity, by_graph, graph_ok = _graph_stage(request, recognised, vector_entities, report)
+    keyword_chunks = _keyword_wait(keyword_job, report) if keyword_job is not None else []
 
     with report.timer("fusion"):
         fused = fuse_chunks(vector_chunks, keyword_chunks, by_graph)[: request.limit]
@@ -129,6 +145,11 @@ class _Request:
     entity_names: list[str] | None
     source_ids: list[int] | None
     candidates: int
+    signals: frozenset[str]
+
+    def uses(self, names: set[str]) -> bool:
+        """Whether any of these chunk signals is part of this search."""
+        return not self.signals.isdisjoint(names)
 
 
 @dataclass(slots=True)
@@ -178,6 +199,7 @@ def _request(
     relation_types: Sequence[str] | None,
     entity_types: Sequence[str] | None,
     sources: Sequence[int] | None,
+    signals: Sequence[str] | None,
 ) -> _Request:
     """The arguments checked and normalised, in the order they are reported."""
     text = clean_query(query)
@@ -195,7 +217,18 @@ def _request(
         entity_names=_type_names(entity_types, "entity_types"),
         source_ids=_source_ids(sources),
         candidates=max(1, settings.RETRIEVAL_CANDIDATES),
+        signals=_chunk_signals(signals),
     )
+
+
+def _chunk_signals(values: Sequence[str] | None) -> frozenset[str]:
+    """The chunk signals a search fuses: all of CHUNK_SIGNALS unless some are named."""
+    if values is None:
+        return frozenset(CHUNK_SIGNALS)
+    names = frozenset(str(v) for v in values)
+    if not names or not names <= frozenset(CHUNK_SIGNALS):
+        raise InvalidInput(f"signals: one or more of {', '.join(CHUNK_SIGNALS)}.")
+    return names
 
 
 def _type_names(values: Sequence[str] | None, label: str) -> list[str] | None:
@@ -235,14 +268,18 @@ def _entity_type_ids(request: _Request) -> list[int] | None:
 def _vector_stage(
     request: _Request, vector: QueryVector | None, type_ids: list[int] | None, report: _Report
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    """The vector-matched chunks and entities (entities only when close enough to count)."""
-    if vector is None:
+    """The vector-matched chunks and entities (entities only when close enough to count).
+    A search without the vector signal still reads the entities when it has the graph
+    (the closest names seed it), and drops the chunks."""
+    if vector is None or not request.uses({"vector", "graph"}):
         return [], []
     with report.timer("vector"):
         vector_chunks, vector_entities = vector_signals(
             request.workspace.pk, vector, request.candidates, request.source_ids, type_ids
         )
-    if vector_chunks:
+    if not request.uses({"vector"}):
+        vector_chunks = []
+    elif vector_chunks:
         report.used.append("vector")
     else:
         report.warnings.append(

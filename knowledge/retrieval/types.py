@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 # The names `signals_used` may list, in the order the search runs them.
 SIGNALS = ("vector", "entity_vector", "keyword", "recognition", "graph")
+# The chunk rankings fusion combines; a search may be asked for some of them only.
+CHUNK_SIGNALS = ("vector", "keyword", "graph")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,125 @@
+"""The retrieval quality benchmark itself; run it through bench/retrieval_quality.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+
+from bench.cleanup import drop_workspace
+from bench.doc_quality_run import drain
+from ingest.actions.sources import FileInput, do_create_upload_source
+from ingest.models import Chunk, Document
+from knowledge.models import Entity, Relation
+from workspaces.actions.workspaces import do_create_workspace
+from workspaces.models import Workspace
+
+SLUG = "python-docs-rq"
+QUESTIONS = Path(__file__).resolve().parent / "data" / "python-docs-questions.jsonl"
+# Pages that answer none of the questions: big reference pages, and neighbours of the
+# answering ones, that share their words with many questions (distractors).
+DISTRACTORS = [
+    "library/asyncio.html", "library/asyncio-eventloop.html", "library/asyncio-stream.html",
+    "library/asyncio-sync.html", "library/codecs.html", "library/email.examples.html",
+    "library/exceptions.html", "library/http.client.html", "library/io.html",
+    "library/math.html", "library/operator.html", "library/shelve.html",
+    "library/socketserver.html", "library/stdtypes.html", "tutorial/modules.html",
+    "tutorial/stdlib2.html",
+]  # fmt: skip
+
+
+def pages(questions: Path) -> list[str]:
+    """The pages the questions name as answers (their paths), then the distractors."""
+    named = [
+        answer
+        for line in questions.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+        for answer in json.loads(line)["answers"]
+        if not answer.startswith("snippet:")
+    ]
+    return sorted(set(named)) + [p for p in DISTRACTORS if p not in named]
+
+
+def build(root: Path, names: list[str]) -> tuple[Workspace, float]:
+    """A fresh workspace with these pages uploaded and processed; the seconds it took."""
+    old = Workspace.objects.filter(slug=SLUG).first()
+    if old is not None:
+        drop_workspace(old)
+    workspace = do_create_workspace(slug=SLUG, name="Python 3.11 manual (retrieval quality)")
+    files: list[FileInput] = [(page, [(root / page).read_bytes()]) for page in names]
+    started = time.perf_counter()
+    source, _ = do_create_upload_source(
+        workspace=workspace, files=files, name="python3.11-doc", enqueue=False
+    )
+    drain(source)
+    return workspace, time.perf_counter() - started
+
+
+def size(workspace: Workspace) -> dict[str, int]:
+    chunks = Chunk.objects.filter(workspace=workspace)
+    return {
+        "documents": Document.objects.filter(workspace=workspace).count(),
+        "documents_failed": Document.objects.filter(workspace=workspace, status="failed").count(),
+        "chunks": chunks.count(),
+        "boilerplate_chunks": chunks.filter(boilerplate=True).count(),
+        "entities": Entity.objects.filter(workspace=workspace, state="active").count(),
+        "relations": Relation.objects.filter(workspace=workspace, state="active").count(),
+    }
+
+
+def retrieval_settings() -> dict[str, Any]:
+    names = [name for name in dir(settings) if name.startswith("RETRIEVAL_")]
+    return {name: getattr(settings, name) for name in names}
+
+
+def table(report: dict[str, Any]) -> str:
+    """The figures as the Markdown table docs/BENCHMARKS.md shows."""
+    lines = ["| ranking | hit@1 | hit@5 | MRR@10 | nDCG@10 |", "|---|---|---|---|---|"]
+    for r in report["rankings"]:
+        lines.append(
+            f"| {r['label']} | {r['hit_at_1']:.3f} | {r['hit_at_5']:.3f} "
+            f"| {r['mrr_at_10']:.3f} | {r['ndcg_at_10']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="bench/retrieval_quality.py")
+    parser.add_argument("--root", type=Path, default=Path("/usr/share/doc/python3.11/html"))
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--reuse", action="store_true", help="measure the workspace built before")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    names = pages(args.questions)
+    missing = [page for page in names if not (args.root / page).is_file()]
+    if missing:
+        raise SystemExit(f"{args.root}: {missing[0]} not found (apt-get install python3.11-doc)")
+    call_command("migrate", verbosity=0)
+    workspace = Workspace.objects.filter(slug=SLUG).first()
+    seconds = None
+    if workspace is None or not args.reuse:
+        workspace, seconds = build(args.root, names)
+    figures = StringIO()
+    started = time.perf_counter()
+    call_command("eval_retrieval", str(args.questions), "--workspace", SLUG, "--json",
+                 stdout=figures)  # fmt: skip
+    measured = time.perf_counter() - started
+    report = {
+        "pages": len(names),
+        "ingest_seconds": round(seconds, 1) if seconds is not None else None,
+        "evaluation_seconds": round(measured, 1),
+        "workspace_size": size(workspace),
+        "settings": retrieval_settings(),
+        **json.loads(figures.getvalue()),
+    }
+    print(table(report))
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")

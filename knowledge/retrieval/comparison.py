@@ -1,0 +1,181 @@
+"""The retrieval quality comparison: labelled questions (knowledge/retrieval/evaluation.py)
+answered by five rankings in one run over one workspace, each scored the same way.
+
+The rankings are `hybrid_search` itself with fewer chunk signals, never a second
+implementation of a query: `vector` (the vector signal only), `keyword` (full-text only),
+`hybrid` (vector + keyword, no graph: hops 0 and no graph signal) and `hybrid+graph` with
+hops 1 and hops 2 (every signal, the fusion as configured by RETRIEVAL_*). Each question is
+embedded once and every ranking gets the same vector; searches here record no access.
+
+A ranking is read MAX_LIMIT chunks deep, so that after several chunks of one document
+count once there are still CUTOFF documents to score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+
+from knowledge.retrieval.evaluation import (
+    CUTOFF,
+    Question,
+    Scores,
+    documents_in_order,
+    first_relevant_rank,
+    mean_scores,
+    score_ranking,
+)
+from knowledge.retrieval.limits import MAX_LIMIT
+from knowledge.retrieval.search import hybrid_search
+from knowledge.retrieval.signals.vector import embed_query
+from knowledge.retrieval.types import QueryVector
+from workspaces.models import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    name: str
+    signals: tuple[str, ...]
+    hops: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (hops {self.hops})" if "graph" in self.signals else self.name
+
+
+RANKINGS = (
+    Ranking("vector", ("vector",), 0),
+    Ranking("keyword", ("keyword",), 0),
+    Ranking("hybrid", ("vector", "keyword"), 0),
+    Ranking("hybrid+graph", ("vector", "keyword", "graph"), 1),
+    Ranking("hybrid+graph", ("vector", "keyword", "graph"), 2),
+)
+
+
+@dataclass(slots=True)
+class QuestionResult:
+    question: Question
+    relevant_documents: int
+    # Ranking label -> rank of the first relevant document (None: not in the first CUTOFF).
+    ranks: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Comparison:
+    workspace: str
+    rankings: list[tuple[Ranking, Scores]]
+    questions: list[QuestionResult]
+    warnings: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "workspace": self.workspace,
+            "questions": len(self.questions),
+            "cutoff": CUTOFF,
+            "chunks_read": MAX_LIMIT,
+            "relevance": "document",
+            "rankings": [
+                {
+                    "name": ranking.name,
+                    "label": ranking.label,
+                    "signals": list(ranking.signals),
+                    "hops": ranking.hops,
+                    **scores.as_dict(),
+                }
+                for ranking, scores in self.rankings
+            ],
+            "per_question": [
+                {
+                    "line": r.question.line,
+                    "question": r.question.text,
+                    "relevant_documents": r.relevant_documents,
+                    "first_relevant_rank": r.ranks,
+                }
+                for r in self.questions
+            ],
+            "warnings": self.warnings,
+        }
+
+
+def compare_rankings(
+    *,
+    workspace: Workspace,
+    questions: Sequence[Question],
+    rankings: Sequence[Ranking] = RANKINGS,
+) -> Comparison:
+    """Every question through every ranking; mean figures per ranking, first relevant rank
+    per question, and warnings (no embedding model, questions no document answers)."""
+    warnings: list[str] = []
+    per_ranking: dict[Ranking, list[Scores]] = {r: [] for r in rankings}
+    results = []
+    unembedded = 0
+    for question in questions:
+        relevant = relevant_documents(workspace.pk, question)
+        if not relevant:
+            warnings.append(
+                f"line {question.line}: no document of the workspace matches its answers "
+                "(it scores 0 in every ranking)"
+            )
+        vector = embed_query(question.text, [])
+        unembedded += vector is None
+        result = QuestionResult(question=question, relevant_documents=len(relevant))
+        for ranking in rankings:
+            ranked = ranked_documents(workspace, question.text, ranking, vector)
+            per_ranking[ranking].append(score_ranking(ranked, relevant))
+            result.ranks[ranking.label] = first_relevant_rank(ranked, relevant)
+        results.append(result)
+    if unembedded:
+        warnings.append(
+            f"{unembedded} question(s) could not be embedded (no embedding model): "
+            "the vector signal ranked nothing for them"
+        )
+    return Comparison(
+        workspace=workspace.slug,
+        rankings=[(r, mean_scores(per_ranking[r])) for r in rankings],
+        questions=results,
+        warnings=warnings,
+    )
+
+
+def ranked_documents(
+    workspace: Workspace, text: str, ranking: Ranking, vector: QueryVector | None
+) -> list[int]:
+    """The documents of one ranking's chunks, best first, each once."""
+    result = hybrid_search(
+        workspace=workspace,
+        query=text,
+        limit=MAX_LIMIT,
+        hops=ranking.hops,
+        signals=ranking.signals,
+        record_access=False,
+        query_vector=vector,
+    )
+    return documents_in_order(c.document_id for c in result.chunks)
+
+
+def relevant_documents(workspace_id: int, question: Question) -> set[int]:
+    """The documents any answer of the question matches: URL or path containing a locator,
+    or a chunk that could be a search hit (not boilerplate) containing a snippet, compared
+    as evaluation.normalise does. A duplicate document stands for its original, which
+    holds the chunks."""
+    found: set[int] = set()
+    with connection.cursor() as cursor:
+        for locator in question.locators:
+            cursor.execute(
+                "SELECT DISTINCT coalesce(duplicate_of_id, id) FROM ingest_document "
+                "WHERE workspace_id = %s AND strpos(lower(path), %s) > 0",
+                [workspace_id, locator],
+            )
+            found.update(int(row[0]) for row in cursor.fetchall())
+        for snippet in question.snippets:
+            cursor.execute(
+                "SELECT DISTINCT document_id FROM ingest_chunk "
+                "WHERE workspace_id = %s AND NOT boilerplate AND "
+                r"strpos(btrim(regexp_replace(lower(text), '\s+', ' ', 'g')), %s) > 0",
+                [workspace_id, snippet],
+            )
+            found.update(int(row[0]) for row in cursor.fetchall())
+    return found

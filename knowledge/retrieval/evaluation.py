@@ -1,0 +1,204 @@
+"""Retrieval quality against labelled questions: the questions file, what counts as a
+relevant document, and the ranking metrics (hit@k, MRR@10, nDCG@10). Pure functions; the
+rankings themselves are run by knowledge/retrieval/comparison.py.
+
+The questions file is JSON lines, one question each:
+
+    {"question": "how do I run several coroutines at once and wait for all of them?",
+     "answers": ["library/asyncio-task.html", "snippet:Run awaitable objects in the aws"],
+     "snippets": ["another passage that answers it"]}
+
+Each answer names the documents that answer the question: a plain string matches a
+document whose URL or path contains it; a string starting with `snippet:` (and every entry
+of the optional `snippets` list) matches a document with a chunk whose text contains it.
+Both comparisons ignore case, and snippets also differences in whitespace. A question needs
+at least one answer.
+
+Relevance is binary and at document level, because a reader is sent to a document: a
+ranking of chunks becomes the ranking of their documents, each at the rank of its best
+chunk (several chunks of the answering document count once), and a document is relevant
+when any answer matches it. Over the first CUTOFF documents: hit@k is 1 when a relevant
+document is among the first k; the reciprocal rank is 1 / the rank of the first relevant
+one (0 when none); nDCG is the discounted gain of the relevant documents found (1 /
+log2(rank + 1) each) over the best possible, all relevant documents first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CUTOFF = 10
+SNIPPET_PREFIX = "snippet:"
+MAX_QUESTION_CHARS = 1000
+
+
+class QuestionFileError(Exception):
+    """The questions file cannot be read, or a line of it is not a question."""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    line: int  # in the questions file, for messages
+    text: str
+    locators: tuple[str, ...]  # URL or path substrings, lower-cased
+    snippets: tuple[str, ...]  # chunk text substrings, normalised (`normalise`)
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    hit_at_1: float
+    hit_at_5: float
+    mrr_at_10: float
+    ndcg_at_10: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "hit_at_1": round(self.hit_at_1, 4),
+            "hit_at_5": round(self.hit_at_5, 4),
+            "mrr_at_10": round(self.mrr_at_10, 4),
+            "ndcg_at_10": round(self.ndcg_at_10, 4),
+        }
+
+
+# --- the questions file ---------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """Lower case, whitespace runs made one space, no space at the ends: the form snippets
+    are compared in (the database side does the same: comparison.py)."""
+    return " ".join(text.split()).lower()
+
+
+def load_questions(path: Path) -> list[Question]:
+    """The questions of a JSON-lines file (blank lines skipped); QuestionFileError says
+    which line is wrong and why."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise QuestionFileError(f"Cannot read {path}: {reason}") from exc
+    questions = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise QuestionFileError(f"{path}:{number}: not JSON ({exc.msg}).") from exc
+        questions.append(parse_question(raw, number, str(path)))
+    if not questions:
+        raise QuestionFileError(f"{path}: no questions.")
+    return questions
+
+
+def parse_question(raw: Any, line: int, origin: str = "questions") -> Question:
+    """One line's object made a Question (see the module docstring for the fields)."""
+    where = f"{origin}:{line}"
+    if not isinstance(raw, dict):
+        raise QuestionFileError(f"{where}: expected an object with question and answers.")
+    text = raw.get("question")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_QUESTION_CHARS:
+        raise QuestionFileError(
+            f"{where}: question must be a non-blank string of at most "
+            f"{MAX_QUESTION_CHARS} characters."
+        )
+    answers, snippets = raw.get("answers", []), raw.get("snippets", [])
+    if not _strings(answers) or not _strings(snippets):
+        raise QuestionFileError(f"{where}: answers and snippets must be lists of strings.")
+    locators: list[str] = []
+    texts = [normalise(s) for s in snippets]
+    for answer in answers:
+        if answer.startswith(SNIPPET_PREFIX):
+            texts.append(normalise(answer[len(SNIPPET_PREFIX) :]))
+        else:
+            locators.append(answer.strip().lower())
+    locators, texts = [a for a in locators if a], [s for s in texts if s]
+    if not locators and not texts:
+        raise QuestionFileError(f"{where}: at least one non-blank answer is needed.")
+    return Question(
+        line=line,
+        text=text.strip(),
+        locators=tuple(dict.fromkeys(locators)),
+        snippets=tuple(dict.fromkeys(texts)),
+    )
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# --- metrics ----------------------------------------------------------------------------
+
+
+def documents_in_order(document_ids: Iterable[int]) -> list[int]:
+    """The documents of a chunk ranking, each once, at the rank of its best chunk."""
+    return list(dict.fromkeys(document_ids))
+
+
+def relevance(ranked_documents: Sequence[int], relevant: set[int]) -> list[bool]:
+    """Whether each of the first CUTOFF documents is relevant."""
+    return [d in relevant for d in ranked_documents[:CUTOFF]]
+
+
+def hit_at(relevant: Sequence[bool], k: int) -> float:
+    """1.0 when a relevant document is among the first k, else 0.0."""
+    return 1.0 if any(relevant[:k]) else 0.0
+
+
+def reciprocal_rank(relevant: Sequence[bool], k: int = CUTOFF) -> float:
+    """1 / the rank of the first relevant document among the first k (0.0 when none)."""
+    for rank, is_relevant in enumerate(relevant[:k], start=1):
+        if is_relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at(relevant: Sequence[bool], relevant_count: int, k: int = CUTOFF) -> float:
+    """Discounted cumulative gain of the first k over the ideal one, where all
+    `relevant_count` relevant documents (at most k) come first; 0.0 when none exists."""
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(relevant_count, k) + 1))
+    if ideal == 0:
+        return 0.0
+    gained = sum(
+        1.0 / math.log2(rank + 1)
+        for rank, is_relevant in enumerate(relevant[:k], start=1)
+        if is_relevant
+    )
+    return gained / ideal
+
+
+def first_relevant_rank(ranked_documents: Sequence[int], relevant: set[int]) -> int | None:
+    """The rank of the first relevant document among the first CUTOFF (None: not there)."""
+    for rank, document in enumerate(ranked_documents[:CUTOFF], start=1):
+        if document in relevant:
+            return rank
+    return None
+
+
+def score_ranking(ranked_documents: Sequence[int], relevant: set[int]) -> Scores:
+    """The four figures of one question's document ranking."""
+    flags = relevance(ranked_documents, relevant)
+    return Scores(
+        hit_at_1=hit_at(flags, 1),
+        hit_at_5=hit_at(flags, 5),
+        mrr_at_10=reciprocal_rank(flags, CUTOFF),
+        ndcg_at_10=ndcg_at(flags, len(relevant), CUTOFF),
+    )
+
+
+def mean_scores(scores: Sequence[Scores]) -> Scores:
+    """The figures averaged over questions (all 0.0 for none)."""
+    n = len(scores)
+    if n == 0:
+        return Scores(0.0, 0.0, 0.0, 0.0)
+    return Scores(
+        hit_at_1=sum(s.hit_at_1 for s in scores) / n,
+        hit_at_5=sum(s.hit_at_5 for s in scores) / n,
+        mrr_at_10=sum(s.mrr_at_10 for s in scores) / n,
+        ndcg_at_10=sum(s.ndcg_at_10 for s in scores) / n,
+    )
