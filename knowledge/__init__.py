@@ -6,7 +6,8 @@ Callers (parse, authorise, call one action or selector, render):
     api/          the JSON API, one router per subject, assembled in api/__init__.py
     admin.py      Django admin (edits go through the actions)
     management/   commands: extract, consolidate, merge, unmerge, search, export, stats,
-                  quality, backfill_embeddings (chunks and entity names), …
+                  quality, backfill_embeddings (chunks and entity names),
+                  eval_retrieval (retrieval quality against labelled questions), …
     tasks.py      background tasks: ids in, one action called
     stages.py     the pipeline stages ingest runs: extract, consolidate, forget_chunks
     schemas/      request and response schemas of the API
