@@ -7,7 +7,7 @@ Callers (parse, authorise, call one action or selector, render):
     admin.py      Django admin (edits go through the actions)
     management/   commands: extract, consolidate, merge, unmerge, search, export, stats,
                   quality, backfill_embeddings (chunks and entity names),
-                  eval_retrieval (retrieval quality against labelled questions), …
+                  eval_retrieval (retrieval quality against labelled questions), ask, …
     tasks.py      background tasks: ids in, one action called
     stages.py     the pipeline stages ingest runs: extract, consolidate, forget_chunks
     schemas/      request and response schemas of the API
@@ -23,6 +23,8 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
     quality.py    the quality page's Block (delete, and block the name in every type) and
                   its undo, made of curation's actions
     embeddings.py entity name vectors: made with a name, backfilled, rebuilt for a new model
+    ask.py        answers with citations: retrieval, the prompt, the LLM (streamed), checked
+                  citations, the monthly answer budget; global mode over community summaries
     evidence.py   the write funnel: evidence removal, derived fields, graph sync
     consolidation.py, communities.py, maintenance.py, schema.py
 
@@ -31,10 +33,11 @@ fusion, hydration, context).
 
 Engines (no HTTP, no actions): extraction/ (windows, prompts, the LLM client, parsing,
 validation, the offline extractor), consolidation/ (pure name matching: keys, similarity,
-match reasons, a document's short forms), graph/ (backends: Postgres recursive CTEs, the
-Neo4j projection and its sync; communities).
+match reasons, a document's short forms), answering/ (the answer prompt with passages
+framed as data, citation parsing and checking, the system-prompt guard, the event payloads),
+graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its sync; communities).
 
 Models: models/ (schema, graph, extraction, curation, search: the words of names, kept by
-triggers); canonical.py (name normalisation).
+triggers; communities: their summaries); canonical.py (name normalisation).
 The layering is checked by import-linter contracts in pyproject.toml (`make layers`).
 """

@@ -71,6 +71,8 @@ class Reply:
     hang: bool = False
     finish_reason: str = "stop"
     disconnect: bool = False
+    # Streamed replies (a request with `stream: true`): seconds between content pieces.
+    piece_delay: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +245,9 @@ class ScriptedLLM(BackgroundServer):
         if reply.disconnect:
             handler.close_connection = True
             return
+        if reply.body is None and reply.status == 200 and body.get("stream") is True:
+            self._stream(handler, body, reply)
+            return
         if reply.body is not None:
             payload = reply.body
         elif reply.status == 200:
@@ -283,6 +288,34 @@ class ScriptedLLM(BackgroundServer):
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+    def _stream(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
+        """The reply as server-sent events, a word at a time, as OpenAI streams it: role,
+        content deltas, the finish reason, then usage, then `[DONE]`; the connection closes
+        after it (no Content-Length for a stream)."""
+        document = self._completion(body, reply)
+        base = {k: document[k] for k in ("id", "created", "model")}
+        base["object"] = "chat.completion.chunk"
+        pieces = re.findall(r"\s*\S+|\s+", reply.content)
+        chunks: list[dict[str, Any]] = [{"index": 0, "delta": {"role": "assistant"}}]
+        chunks += [{"index": 0, "delta": {"content": piece}} for piece in pieces]
+        chunks.append({"index": 0, "delta": {}, "finish_reason": reply.finish_reason})
+        handler.send_response(200, "OK")
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Connection", "close")
+        for name, value in (reply.headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.close_connection = True
+        for n, choice in enumerate(chunks):
+            if n > 1 and reply.piece_delay > 0 and self._stopping.wait(reply.piece_delay):
+                return
+            event = {**base, "choices": [choice]}
+            handler.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            handler.wfile.flush()
+        usage = {**base, "choices": [], "usage": document["usage"]}
+        handler.wfile.write(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode())
+        handler.wfile.flush()
 
     def _models(self) -> dict[str, Any]:
         return {

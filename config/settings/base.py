@@ -257,6 +257,17 @@ RETRIEVAL_CANDIDATES = int(env_float("RETRIEVAL_CANDIDATES", 50))
 # answer; 0 runs everything in the request's thread.
 RETRIEVAL_THREADS = int(env_float("RETRIEVAL_THREADS", 2))
 
+# --- Asking (knowledge/actions/ask.py) ----------------------------------------------------
+# Monthly spend on answers (and the community summaries global answers need) per workspace,
+# in the currency of LLM_PRICE_*; 0 means no limit. ASK_WORKSPACE_BUDGETS_USD overrides it
+# per workspace: "slug=amount,slug=amount".
+ASK_MONTHLY_BUDGET_USD = env_float("ASK_MONTHLY_BUDGET_USD", 0.0)
+ASK_WORKSPACE_BUDGETS_USD = os.environ.get("ASK_WORKSPACE_BUDGETS_USD", "")
+# Completion cap of one answer.
+ASK_MAX_TOKENS = int(env_float("ASK_MAX_TOKENS", 800))
+# Global mode: at most this many community summaries are mapped, largest first.
+ASK_GLOBAL_COMMUNITIES = int(env_float("ASK_GLOBAL_COMMUNITIES", 12))
+
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)
 # One upload request (several files) may carry at most this much.

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from ninja import Router
 
-from knowledge.api import entities, extraction, graph, quality, search, suggestions, types
+from knowledge.api import ask, entities, extraction, graph, quality, search, suggestions, types
 
 router = Router()
-for part in (types, extraction, entities, suggestions, graph, search, quality):
+for part in (types, extraction, entities, suggestions, graph, search, quality, ask):
     router.add_router("", part.router)
 
 __all__ = ["router"]

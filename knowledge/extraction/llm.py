@@ -266,6 +266,83 @@ class LlmClient:
                 retries.append(self._redact(f"{failure.summary}, waited {wait:.1f} s"))
                 self._sleep(wait)
 
+    def chat_stream(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int | None = None,
+        on_text: Callable[[str], object],
+    ) -> ChatReply:
+        """Send `messages` asking for a streamed reply (`stream: true`, server-sent events)
+        and call `on_text` with each piece of content as it arrives; the whole reply is
+        returned at the end, as `chat` would. Transient failures are retried like `chat`'s
+        only while nothing has arrived yet: a reply half-shown cannot be taken back."""
+        payload = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens if max_tokens is None else max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        started = time.monotonic()
+        retries: list[str] = []
+        attempt = 0
+        while True:
+            attempt += 1
+            received: list[str] = []
+            try:
+                document = self._stream_attempt(payload, received, on_text)
+                return self._reply(document, messages, started, attempt, retries)
+            except _Failure as failure:
+                if received or not failure.retryable or attempt > self.max_retries:
+                    raise self._error(failure, attempt, tuple(retries)) from failure
+                wait = self._backoff(attempt, failure.retry_after)
+                retries.append(self._redact(f"{failure.summary}, waited {wait:.1f} s"))
+                self._sleep(wait)
+
+    def _stream_attempt(
+        self, payload: dict[str, Any], received: list[str], on_text: Callable[[str], object]
+    ) -> dict[str, Any]:
+        """One streamed POST: the pieces passed on as they come, then a chat.completion
+        document assembled from them (content, usage when the server sent it)."""
+        deadline = time.monotonic() + self.timeout
+        stream = _StreamedCompletion()
+        try:
+            with self._client.stream("POST", self.endpoint, json=payload) as response:
+                if response.status_code != 200:
+                    raise self._status_failure(response, self._read_capped(response, deadline))
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    # A server that ignores `stream` answers with the whole document.
+                    document = _parse_completion(self._read_capped(response, deadline))
+                    text = document["choices"][0]["message"].get("content") or ""
+                    if text:
+                        received.append(text)
+                        on_text(text)
+                    return document
+                for line in response.iter_lines():
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout("stream not complete within the timeout")
+                    piece = stream.feed(line)
+                    if piece:
+                        received.append(piece)
+                        on_text(piece)
+        except httpx.TimeoutException as exc:
+            raise _Failure(
+                "timeout",
+                f"timed out after {_seconds(self.timeout)} s",
+                detail=type(exc).__name__,
+                retryable=True,
+            ) from exc
+        except httpx.TransportError as exc:
+            raise _Failure(
+                "connection",
+                f"connection failed ({type(exc).__name__})",
+                detail=str(exc) or type(exc).__name__,
+                retryable=True,
+            ) from exc
+        return stream.document()
+
     def _attempt(self, payload: dict[str, Any]) -> dict[str, Any]:
         """One POST; the decoded chat.completion document, or a `_Failure`."""
         deadline = time.monotonic() + self.timeout
@@ -457,6 +534,61 @@ def _parse_completion(body: bytes) -> dict[str, Any]:
             retryable=True,
         )
     return document
+
+
+class _StreamedCompletion:
+    """The `data:` lines of a streamed chat completion, folded into one document."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.usage: object = None
+        self.model: object = None
+        self.finish_reason: object = None
+
+    def feed(self, line: str) -> str:
+        """The content piece one line carries ("" for none)."""
+        if not line.startswith("data:"):
+            return ""
+        data = line[5:].strip()
+        if not data or data == "[DONE]":
+            return ""
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise _Failure(
+                "malformed", "malformed stream (not JSON)", detail=_cut(data), retryable=True
+            ) from None
+        if not isinstance(chunk, dict):
+            return ""
+        self.usage = chunk.get("usage") or self.usage
+        self.model = chunk.get("model") or self.model
+        choices = chunk.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, dict):
+            return ""
+        self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        delta = choice.get("delta")
+        piece = delta.get("content") if isinstance(delta, dict) else None
+        if not isinstance(piece, str) or not piece:
+            return ""
+        self.size += len(piece)
+        if self.size > MAX_RESPONSE_BYTES:
+            raise _too_large()
+        self.parts.append(piece)
+        return piece
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "choices": [
+                {
+                    "message": {"content": "".join(self.parts)},
+                    "finish_reason": self.finish_reason,
+                }
+            ],
+            "usage": self.usage,
+        }
 
 
 def _parse_usage(usage: object) -> ChatUsage | None:

@@ -1,6 +1,7 @@
 """The graph's tables: the schema registry, entities and relations, their evidence, and the
 extraction runs and LLM calls that produced it."""
 
+from knowledge.models.communities import CommunitySummary
 from knowledge.models.curation import (
     Alias,
     AliasOrigin,
@@ -25,6 +26,7 @@ from knowledge.models.search import EntityWord, WordTypoKey
 __all__ = [
     "Alias",
     "AliasOrigin",
+    "CommunitySummary",
     "CurationAction",
     "CurationEvent",
     "CurationRule",

@@ -27,6 +27,10 @@ ADDED_COMPONENTS |= {"DuplicateDocument"}
 ADDED_PATHS |= {"/api/v1/workspaces/{slug}/quality"}
 ADDED_COMPONENTS |= {"QualityOut", "QualityShare", "QualitySource", "SuspiciousName"}
 ADDED_PROPERTIES["HealthOut"] = {"counts"}
+# Asking: answers with citations (JSON, or server-sent events).
+ADDED_PATHS |= {"/api/v1/workspaces/{slug}/ask"}
+ADDED_COMPONENTS |= {"AskIn", "AskOut", "AskErrorOut", "AskUsageOut", "AskEntityOut"}
+ADDED_COMPONENTS |= {"AskRelationOut", "AskCitationOut", "AskPassageOut"}
 # Parameters that gained values since the snapshot (and a new default): the entity search's
 # `match` (words, the new default) and `order` (relevance, the new default). Every value
 # the snapshot had is still accepted.
