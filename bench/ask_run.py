@@ -9,8 +9,6 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,20 +47,6 @@ def start_llm(delay: float, piece_delay: float) -> tuple[subprocess.Popen[str], 
     return server, server.stdout.readline().strip()
 
 
-@contextmanager
-def chunk_defaults() -> Iterator[None]:
-    """The retrieval benchmark's loader predates `Chunk.boilerplate`; while it copies rows,
-    the column defaults to false (none of its chunks is boilerplate), then loses the
-    default again, so the schema is the migrations' own afterwards."""
-    with connection.cursor() as cursor:
-        cursor.execute("ALTER TABLE ingest_chunk ALTER COLUMN boilerplate SET DEFAULT false")
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("ALTER TABLE ingest_chunk ALTER COLUMN boilerplate DROP DEFAULT")
-
-
 def workspace_for(args: argparse.Namespace) -> Workspace:
     slug = f"bench-retrieval-{args.chunks}-{args.entities}"
     workspace = Workspace.objects.filter(slug=slug).first()
@@ -77,10 +61,9 @@ def workspace_for(args: argparse.Namespace) -> Workspace:
         except EmbeddingUnavailable:
             model = RANDOM_MODEL
         workspace = do_create_workspace(slug=slug, name="Retrieval benchmark")
-        with chunk_defaults():
-            loaded = load(
-                workspace, chunks=args.chunks, entities=args.entities, model=model, seed=args.seed
-            )
+        loaded = load(
+            workspace, chunks=args.chunks, entities=args.entities, model=model, seed=args.seed
+        )
         print(json.dumps({"loaded": loaded}), flush=True)
     return workspace
 

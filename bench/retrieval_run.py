@@ -224,11 +224,11 @@ def load(
         "ingest_chunk",
         ["workspace_id", "document_id", "ordinal", "text", "char_start", "char_end",
          "token_count", "heading_path", "content_hash", "embedding", "embedding_model",
-         "embedding_dim", "retrieved_count", "created_at"],
+         "embedding_dim", "retrieved_count", "created_at", "boilerplate"],
         (
             (workspace.pk, document_ids[i // CHUNKS_PER_DOCUMENT], i % CHUNKS_PER_DOCUMENT,
              text, start, start + len(text), len(text) // 5, "[]", f"{i:064x}",
-             next(chunk_vectors), model, DIMENSION, 0, now)
+             next(chunk_vectors), model, DIMENSION, 0, now, False)
             for i, (text, start) in enumerate(texts)
         ),
     )  # fmt: skip
