@@ -6,6 +6,7 @@ from django.urls import path
 
 from explorer import (
     account_views,
+    ask_views,
     curation_views,
     graph_views,
     quality_views,
@@ -30,4 +31,5 @@ urlpatterns = [
     *curation_views.urlpatterns,
     *quality_views.urlpatterns,
     *account_views.urlpatterns,
+    *ask_views.urlpatterns,
 ]
