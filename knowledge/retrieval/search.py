@@ -27,7 +27,12 @@ from knowledge.retrieval.fusion import fuse_chunks, fuse_entities, unique
 from knowledge.retrieval.hydration import chunk_hits, entity_hits, path_hits, relation_hits
 from knowledge.retrieval.limits import ENTITY_LIMIT, MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
 from knowledge.retrieval.pool import log_access_failure, start
-from knowledge.retrieval.signals.expansion import graph_chunks, graph_proximity, graph_seeds
+from knowledge.retrieval.signals.expansion import (
+    graph_chunks,
+    graph_proximity,
+    graph_seeds,
+    seed_specificity,
+)
 from knowledge.retrieval.signals.keyword import keyword_signal
 from knowledge.retrieval.signals.recognition import recognise
 from knowledge.retrieval.signals.vector import ENTITY_MIN_SIMILARITY, embed_query, vector_signals
@@ -299,13 +304,15 @@ def _graph_stage(
 ) -> tuple[dict[int, tuple[float, int]], list[tuple[int, float]], bool]:
     """Graph proximity of entities near the seeds, then of the chunks that mention them;
     and whether the graph backend answered (no seeds: nothing to ask, not a failure)."""
-    seeds = graph_seeds(recognised, vector_entities)
-    if not seeds:
-        return {}, [], True
     proximity: dict[int, tuple[float, int]] = {}  # entity -> (score, depth)
     chunks: list[tuple[int, float]] = []
     graph_ok = True
     with report.timer("graph"):
+        candidates = graph_seeds(recognised, vector_entities)
+        specificity = seed_specificity(request.workspace.pk, list(candidates))
+        seeds = graph_seeds(recognised, vector_entities, specificity)
+        if not seeds:
+            return {}, [], True
         try:
             proximity = graph_proximity(
                 request.workspace.pk,
@@ -313,13 +320,18 @@ def _graph_stage(
                 request.hops,
                 request.relation_names,
                 request.entity_names,
+                specificity,
             )
         except GraphBackendError as exc:
             graph_ok = False
             report.warnings.append(f"graph expansion skipped: {exc}")
         if proximity:
             chunks = graph_chunks(
-                request.workspace.pk, proximity, request.candidates, request.source_ids
+                request.workspace.pk,
+                proximity,
+                request.candidates,
+                request.source_ids,
+                specificity,
             )
     if graph_ok:
         report.used.append("graph")

@@ -276,8 +276,9 @@ def test_returned_chunks_and_entities_are_counted_as_retrieved(
     assert not Chunk.objects.filter(retrieved_count__gt=0).exists()
     assert not Entity.objects.filter(retrieved_count__gt=0).exists()
 
-    # One query per signal, a few to hydrate, one UPDATE per table: bounded, not per row.
-    with django_assert_max_num_queries(20):
+    # One query per signal (the graph's with its seeds' mention counts), a few to hydrate,
+    # one UPDATE per table: bounded, not per row.
+    with django_assert_max_num_queries(21):
         result = hybrid_search(workspace=alice.workspace, query="Zorblax", limit=2)
     hybrid_search(workspace=alice.workspace, query="Zorblax", limit=2)
     returned = {c.id for c in result.chunks}
