@@ -18,8 +18,8 @@ from django.db import connection
 
 from bench.retrieval_run import (
     RANDOM_MODEL,
+    bench_workspace,
     drop,
-    load,
     make_queries,
     percentile,
     query_vectors,
@@ -28,7 +28,6 @@ from knowledge.actions.ask import prepare_ask
 from knowledge.answering.citations import validate_answer
 from knowledge.answering.prompt import answer_messages
 from knowledge.retrieval import close_retrieval_pool
-from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,27 +44,6 @@ def start_llm(delay: float, piece_delay: float) -> tuple[subprocess.Popen[str], 
     )  # fmt: skip
     assert server.stdout is not None
     return server, server.stdout.readline().strip()
-
-
-def workspace_for(args: argparse.Namespace) -> Workspace:
-    slug = f"bench-retrieval-{args.chunks}-{args.entities}"
-    workspace = Workspace.objects.filter(slug=slug).first()
-    if workspace is not None and not args.reuse:
-        drop(workspace)
-        workspace = None
-    if workspace is None:
-        try:
-            from ingest.embeddings import EmbeddingUnavailable, get_embedder
-
-            model = get_embedder().model_id
-        except EmbeddingUnavailable:
-            model = RANDOM_MODEL
-        workspace = do_create_workspace(slug=slug, name="Retrieval benchmark")
-        loaded = load(
-            workspace, chunks=args.chunks, entities=args.entities, model=model, seed=args.seed
-        )
-        print(json.dumps({"loaded": loaded}), flush=True)
-    return workspace
 
 
 def without_llm(workspace: Workspace, questions: list[str], vectors: list[Any]) -> dict[str, Any]:
@@ -130,7 +108,9 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
-    workspace = workspace_for(args)
+    workspace = bench_workspace(
+        chunks=args.chunks, entities=args.entities, seed=args.seed, reuse=args.reuse
+    )
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT embedding_model FROM ingest_chunk WHERE workspace_id = %s LIMIT 1",

@@ -469,6 +469,27 @@ def measure(
     }
 
 
+def bench_workspace(*, chunks: int, entities: int, seed: int, reuse: bool) -> Workspace:
+    """The generated workspace of this size: the one left by an earlier run when `reuse`,
+    else loaded afresh (printing what was loaded); the ask benchmark measures on it too."""
+    slug = f"bench-retrieval-{chunks}-{entities}"
+    workspace = Workspace.objects.filter(slug=slug).first()
+    if workspace is not None and not reuse:
+        drop(workspace)
+        workspace = None
+    if workspace is None:
+        try:
+            from ingest.embeddings import EmbeddingUnavailable, get_embedder
+
+            model = get_embedder().model_id
+        except EmbeddingUnavailable:
+            model = RANDOM_MODEL
+        workspace = do_create_workspace(slug=slug, name="Retrieval benchmark")
+        loaded = load(workspace, chunks=chunks, entities=entities, model=model, seed=seed)
+        print(json.dumps({"loaded": loaded}), flush=True)
+    return workspace
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description="Hybrid retrieval benchmark; see bench/retrieval.py."
@@ -489,23 +510,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
-    slug = f"bench-retrieval-{args.chunks}-{args.entities}"
-    workspace = Workspace.objects.filter(slug=slug).first()
-    if workspace is not None and not args.reuse:
-        drop(workspace)
-        workspace = None
-    if workspace is None:
-        try:
-            from ingest.embeddings import EmbeddingUnavailable, get_embedder
-
-            model = get_embedder().model_id
-        except EmbeddingUnavailable:
-            model = RANDOM_MODEL
-        workspace = do_create_workspace(slug=slug, name="Retrieval benchmark")
-        loaded = load(
-            workspace, chunks=args.chunks, entities=args.entities, model=model, seed=args.seed
-        )
-        print(json.dumps({"loaded": loaded}), flush=True)
+    workspace = bench_workspace(
+        chunks=args.chunks, entities=args.entities, seed=args.seed, reuse=args.reuse
+    )
     if args.load_only:
         return
     with connection.cursor() as cursor:
