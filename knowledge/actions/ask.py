@@ -8,7 +8,8 @@ stream's events (passages, deltas, citations, done or error), and `do_ask` is th
 consumed, its answer the `done` event's. The LLM's reply is always requested as a stream.
 
 Global mode maps the question over the LLM's community summaries (written, or rewritten
-when their members changed, on first need) and reduces the partial answers together with
+when their members changed: after each community recomputation, see
+`do_write_community_summaries`, and on first need) and reduces the partial answers together with
 the passages retrieved for the question; citations in global mode point at those
 passages, since summaries are not evidence.
 
@@ -29,7 +30,7 @@ from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
-from knowledge.actions.communities import do_refresh_community_summaries
+from knowledge.actions.communities import SummaryRefresh, do_refresh_community_summaries
 from knowledge.answering.citations import AnswerStream
 from knowledge.answering.payload import answer_payload, passage_payload
 from knowledge.answering.prompt import (
@@ -149,6 +150,29 @@ def _add(total: Usage | None, more: Usage) -> Usage:
         total.completion_tokens + more.completion_tokens,
         (total.cost or 0.0) + (more.cost or 0.0),
     )
+
+
+def do_write_community_summaries(*, workspace: Workspace) -> SummaryRefresh | None:
+    """Bring the summaries of the ASK_GLOBAL_COMMUNITIES largest communities up to date
+    (those whose members changed since), so a global question does not wait for them.
+    None, writing nothing, without an LLM or when the month's answer budget is spent.
+    Raises LlmError when the LLM fails (the failure is recorded)."""
+    if not llm_configured():
+        return None
+    try:
+        check_budget(workspace)
+    except AnswerBudgetSpent:
+        return None
+    client = LlmClient.from_settings()
+    try:
+        return do_refresh_community_summaries(
+            workspace=workspace, client=client, limit=settings.ASK_GLOBAL_COMMUNITIES
+        )
+    except LlmError as error:
+        _record_failure(workspace, "summary", client.model, error)
+        raise
+    finally:
+        client.close()
 
 
 # --- the plan and its events -------------------------------------------------------------
