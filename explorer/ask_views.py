@@ -1,31 +1,43 @@
-"""The Ask page: a question in the URL (so results can be shared) answered with ranked
-passages, the entities, relations and paths behind them, and a link that shows them in the
-explorer. Server-rendered from hybrid search, so it works without JavaScript and without an
-LLM; every piece of document text reaches the template as plain strings (autoescaped), with
-the query terms split out for the template to mark, never as HTML built here."""
+"""The Ask page: a question and its filters (sources, entity types, date range, mode) in
+the URL, so results can be shared, answered with ranked passages, the entities, relations
+and paths behind them (chips that open their panels in the page), and a link that shows
+them in the explorer; and the explorer's Ask box, the same passages in its side panel.
+
+Server-rendered from hybrid search, so it works without JavaScript and without an LLM;
+every piece of document text reaches the template as plain strings (autoescaped), with the
+query terms split out for the template to mark, never as HTML built here. With an LLM, the
+page's script streams the answer from the ask API (knowledge/api/ask.py) above them."""
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
+from urllib.parse import quote
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.urls import URLPattern, path
+from django.shortcuts import redirect, render
+from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from explorer.graph_views import document_link
+from explorer.graph_views import MAX_SOURCE_CHOICES, document_link
 from explorer.workspace_pages import workspace_page
 from ingest.models import Document
+from ingest.selectors import get_sources
+from knowledge.actions.ask import MODES, llm_configured
+from knowledge.retrieval.limits import MAX_FILTER_ITEMS
 from knowledge.retrieval.search import hybrid_search
-from system.selectors import llm_is_configured
+from knowledge.selectors.schema import list_entity_types
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
 
 MAX_QUESTION = 2000
-PASSAGES = 8
+PASSAGES = 8  # the ask API's default limit, so the page and the answer number alike
+PANEL_PASSAGES = 5
+MAX_SEEDS = 20
 _WORD = re.compile(r"\w{3,}")
 # Question words not worth marking in a passage.
 _COMMON = frozenset(
@@ -63,8 +75,41 @@ _COMMON = frozenset(
 )
 
 
-def _ids(raw: str) -> list[int]:
-    return [int(part) for part in raw.split(",") if part.strip().isdigit()][:50]
+def _values(request: HttpRequest, name: str) -> list[str]:
+    """A filter's values: repeated (`sources=1&sources=2`, as a multi-select submits) or
+    comma-separated (`sources=1,2`, as shared URLs have them), blanks dropped."""
+    values = [v.strip() for raw in request.GET.getlist(name) for v in raw.split(",")]
+    return [v for v in values if v][:MAX_FILTER_ITEMS]
+
+
+@dataclass(frozen=True, slots=True)
+class AskFilters:
+    """The page's filters, each checked against the workspace: another workspace's
+    source, an unknown type or a malformed date is ignored, never an error."""
+
+    sources: list[int] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    start: date | None = None
+    end: date | None = None
+    mode: str = "local"
+
+
+def _filters(request: HttpRequest, workspace: Workspace, type_names: list[str]) -> AskFilters:
+    wanted = [int(v) for v in _values(request, "sources") if v.isdigit() and len(v) < 12]
+    known = set(get_sources(workspace).filter(pk__in=wanted).values_list("pk", flat=True))
+    types = set(type_names)
+    mode = request.GET.get("mode", "")
+    return AskFilters(
+        sources=[i for i in dict.fromkeys(wanted) if i in known],
+        types=[t for t in dict.fromkeys(_values(request, "types")) if t in types],
+        start=_day(request.GET.get("from", "")),
+        end=_day(request.GET.get("to", "")),
+        mode=mode if mode in MODES else "local",
+    )
+
+
+def _type_names(workspace: Workspace) -> list[str]:
+    return sorted(t.name for t in list_entity_types(workspace))
 
 
 def _day(raw: str) -> date | None:
@@ -108,25 +153,22 @@ def _pieces(text: str, terms: set[str]) -> list[dict[str, Any]]:
 
 
 def _results(
-    workspace: Workspace,
-    question: str,
-    sources: list[int],
-    types: list[str],
-    days: tuple[date | None, date | None] = (None, None),
+    workspace: Workspace, question: str, filters: AskFilters, *, limit: int = PASSAGES
 ) -> dict[str, Any]:
     result = hybrid_search(
         workspace=workspace,
         query=question,
-        limit=PASSAGES,
-        sources=sources or None,
-        entity_types=types or None,
+        limit=limit,
+        sources=filters.sources or None,
+        entity_types=filters.types or None,
         record_access=False,
     )
     terms = {w.lower() for w in _WORD.findall(question)} - _COMMON
-    entity_ids = [entity.id for entity in result.entities]
-    graph_query = {"ws": workspace.slug, "seeds": ",".join(map(str, entity_ids[:20]))}
+    entity_ids = [entity.id for entity in result.entities][:MAX_SEEDS]
+    graph_query = {"ws": workspace.slug, "seeds": ",".join(map(str, entity_ids))}
     if entity_ids:
         graph_query["focus"] = str(entity_ids[0])
+    chunks = _dated(workspace, result.chunks, filters.start, filters.end)
     return {
         "passages": [
             {
@@ -135,38 +177,77 @@ def _results(
                 "pieces": _pieces(hit.text, terms),
                 "link": document_link(workspace, hit.document_id, hit.char_start, hit.char_end),
             }
-            for n, hit in enumerate(_dated(workspace, result.chunks, *days), start=1)
+            for n, hit in enumerate(chunks, start=1)
         ],
         "entities": result.entities,
         "relations": result.relations,
         "paths": [[node.name for node in p.nodes] for p in result.paths],
+        "seed_ids": ",".join(map(str, entity_ids)),
         "graph_link": f"/explore/?{urlencode(graph_query)}" if entity_ids else "",
         "warnings": result.warnings,
     }
 
 
+def _question(request: HttpRequest) -> str:
+    return request.GET.get("q", "").strip()[:MAX_QUESTION]
+
+
+def _ask_url(workspace: Workspace, question: str) -> str:
+    return f"{reverse('explorer:ask')}?{urlencode({'ws': workspace.slug, 'q': question})}"
+
+
 @require_GET
 @workspace_page()
 def ask(request: HttpRequest) -> HttpResponse:
-    """The question box, and for `?q=` the passages that answer it."""
+    """The question box with its filters, and for `?q=` the passages that answer it; with
+    an LLM, static/js/ask/answer.js streams the answer above them from the ask API."""
     workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
-    question = request.GET.get("q", "").strip()[:MAX_QUESTION]
-    sources = _ids(request.GET.get("sources", ""))
-    types = [t for t in request.GET.get("types", "").split(",") if t.strip()][:20]
+    question = _question(request)
+    type_names = _type_names(workspace)
+    filters = _filters(request, workspace, type_names)
     context: dict[str, Any] = {
         "nav": "ask",
         "workspace": workspace,
         "q": question,
+        "filters": filters,
+        "source_choices": list(get_sources(workspace).only("id", "name")[:MAX_SOURCE_CHOICES]),
+        "type_choices": type_names,
         "error": "",
-        "llm_configured": llm_is_configured(),
+        "llm_configured": llm_configured(),
+        "api_url": f"{reverse('api:api-root')}workspaces/{quote(workspace.slug, safe='')}/ask",
+        "document_url": document_link(workspace, 0, None, None),
+        "answer_sources": json.dumps(filters.sources),
+        "answer_types": json.dumps(filters.types),
+        "passage_limit": PASSAGES,
     }
     if question:
         try:
-            days = (_day(request.GET.get("from", "")), _day(request.GET.get("to", "")))
-            context.update(_results(workspace, question, sources, types, days))
+            context.update(_results(workspace, question, filters))
         except InvalidInput as error:
             context["error"] = str(error)
     return render(request, "explorer/ask/ask.html", context)
 
 
-urlpatterns: list[URLPattern] = [path("ask/", ask, name="ask")]
+@require_GET
+@workspace_page()
+def ask_panel(request: HttpRequest) -> HttpResponse:
+    """The explorer's Ask box: the best passages as a fragment for its side panel, with
+    the full Ask page a link away. Opened directly (no htmx), it is that page."""
+    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    question = _question(request)
+    if not getattr(request, "htmx", False):
+        return redirect(_ask_url(workspace, question))
+    context: dict[str, Any] = {"workspace": workspace, "q": question, "error": ""}
+    context["full_url"] = _ask_url(workspace, question)
+    if question:
+        try:
+            context.update(_results(workspace, question, AskFilters(), limit=PANEL_PASSAGES))
+        except InvalidInput as error:
+            context["error"] = str(error)
+    return render(request, "explorer/ask/panel.html", context)
+
+
+urlpatterns: list[URLPattern] = [
+    path("ask/", ask, name="ask"),
+    path("ask/panel/", ask_panel, name="ask_panel"),
+]

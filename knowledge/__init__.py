@@ -34,7 +34,8 @@ fusion, hydration, context).
 Engines (no HTTP, no actions): extraction/ (windows, prompts, the LLM client, parsing,
 validation, the offline extractor), consolidation/ (pure name matching: keys, similarity,
 match reasons, a document's short forms), answering/ (the answer prompt with passages
-framed as data, citation parsing and checking, the system-prompt guard, the event payloads),
+framed as data, citation parsing and checking, the system-prompt guard, the event payloads,
+the answer's Markdown rendered to allow-listed HTML),
 graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its sync; communities).
 
 Models: models/ (schema, graph, extraction, curation, search: the words of names, kept by

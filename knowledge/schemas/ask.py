@@ -80,6 +80,10 @@ class AskOut(Schema):
     answer: str | None = Field(
         description="Markdown; [n] markers refer to passages[n-1]; null without an LLM"
     )
+    answer_html: str | None = Field(
+        description="the answer rendered from its Markdown and cleaned by a strict "
+        "allow-list; each valid [n] a link to #passage-n; null without an LLM"
+    )
     citations: list[AskCitationOut]
     passages: list[AskPassageOut]
     entities: list[AskEntityOut]

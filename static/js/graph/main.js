@@ -317,6 +317,39 @@ export function initExplorer(root) {
   }
   document.body.addEventListener("graphloom:graph-changed", (event) => graphChanged(event.detail || {}));
 
+  // The Ask box's passages (templates/explorer/ask/panel.html) offer their entities: load
+  // them and highlight them in place, drawn like a path (no ends: the URL keeps them as seeds).
+  async function showEntities(ids) {
+    say("Loading the answer's entities…");
+    try {
+      const payload = await api.subgraph(ids.slice(0, api.maxIds));
+      const { addedNodes } = store.merge(payload);
+      await connect(addedNodes);
+      await matchNew(addedNodes);
+      for (const node of payload.nodes) store.addSeed(node.id);
+      store.setPath({
+        nodes: new Set(payload.nodes.map((n) => n.id)),
+        edges: new Set(payload.edges.map((e) => e.id)),
+        ends: null,
+      });
+      const fitShown = () => {
+        const indices = payload.nodes.map((n) => store.indexOf(n.id)).filter((i) => i !== undefined);
+        interactions.fit(indices, { duration: 300 });
+      };
+      fitShown();
+      if (canvas.dataset.layout === "running") afterSettle.push(fitShown);
+      say(`${payload.nodes.length} entities of the answer highlighted`);
+    } catch (error) {
+      say(error.message);
+    }
+  }
+  byId("panel").addEventListener("click", (event) => {
+    const button = event.target.closest("[data-show-seeds]");
+    if (!button) return;
+    const ids = button.dataset.showSeeds.split(",").map(Number).filter(Boolean);
+    if (ids.length) showEntities(ids);
+  });
+
   // --- controls --------------------------------------------------------------------------------
 
   byId("load-form").addEventListener("submit", (event) => {

@@ -1,0 +1,79 @@
+// The passages of the Ask page (server-rendered, with the query's words marked) as the
+// answer refers to them: the answer numbers its own passages, so a citation finds its
+// passage here by chunk; one the page does not list (a date range narrowed the list) is
+// added from the answer's passages event, its text set as text only.
+
+export function initPassages({ section, documentUrl }) {
+  const byN = new Map(); // the answer's n -> its passage object
+
+  function link(documentId, start, end) {
+    const url = new URL(documentUrl, window.location.origin);
+    url.pathname = url.pathname.replace(/\/0\/$/, `/${encodeURIComponent(documentId)}/`);
+    url.searchParams.set("start", String(start));
+    url.searchParams.set("end", String(end));
+    return `${url.pathname}${url.search}`;
+  }
+
+  function added(passage) {
+    const article = document.createElement("article");
+    article.className = "passage from-answer";
+    article.id = `answer-passage-${passage.n}`;
+    article.dataset.chunk = String(passage.chunk_id);
+    article.tabIndex = -1;
+    const heading = document.createElement("h3");
+    const evidence = document.createElement("a");
+    evidence.className = "evidence";
+    evidence.href = link(passage.document_id, passage.char_start, passage.char_end);
+    evidence.textContent = passage.document_title;
+    heading.append(`[${passage.n}] `, evidence);
+    const text = document.createElement("p");
+    text.className = "passage-text";
+    text.textContent = passage.text;
+    article.append(heading, text);
+    section.querySelector(".no-passages")?.remove();
+    section.append(article);
+    return article;
+  }
+
+  function articleOf(n) {
+    const passage = byN.get(n);
+    if (!passage) return section.querySelector(`#passage-${n}`);
+    const found = [...section.querySelectorAll("article.passage")].find(
+      (article) => article.dataset.chunk === String(passage.chunk_id),
+    );
+    return found || added(passage);
+  }
+
+  function setPassages(passages) {
+    byN.clear();
+    for (const passage of passages) byN.set(passage.n, passage);
+  }
+
+  // A citation arrived: its passage says so, with a link to the very sentence cited.
+  function markCited(citation) {
+    const article = articleOf(citation.n);
+    if (!article || article.querySelector(`[data-cited="${citation.n}"]`)) return;
+    article.classList.add("is-cited");
+    const cited = document.createElement("a");
+    cited.className = "cited-span";
+    cited.dataset.cited = String(citation.n);
+    cited.href = link(citation.document_id, citation.char_start, citation.char_end);
+    cited.textContent = `Cited as [${citation.n}]: open the sentence`;
+    const line = document.createElement("p");
+    line.className = "cited-line";
+    line.append(cited);
+    article.append(line);
+  }
+
+  // A citation was clicked: bring its passage into view and mark it.
+  function show(n) {
+    const article = articleOf(n);
+    if (!article) return;
+    for (const other of section.querySelectorAll(".passage.is-target")) other.classList.remove("is-target");
+    article.classList.add("is-target");
+    article.scrollIntoView({ block: "center", behavior: "smooth" });
+    article.focus({ preventScroll: true });
+  }
+
+  return { setPassages, markCited, show };
+}
