@@ -18,7 +18,10 @@ and printed.
 Then `manage.py eval_retrieval` scores the labelled questions
 (bench/data/python-docs-questions.jsonl: paraphrased questions, each with the page(s) that
 answer it) on five rankings in the same run — vector only, keyword only, hybrid without the
-graph, hybrid with the graph at hops 1 and 2 — and this prints its table, the JSON
+graph, hybrid with the graph at hops 1 and 2 — and this prints its table, each ranking's
+MRR@10 margin over the best single signal with its paired bootstrap 95 % interval on the
+odd-numbered lines of the questions file (where the fusion is tuned:
+bench/retrieval_quality_tune.py), the even-numbered ones (held out) and all, the JSON
 figures (with the workspace's size and the RETRIEVAL_* settings used), and writes them to
 `--out` when given. Uses its own database (`graphloom_bench_rq`) on the embedded server.
 """

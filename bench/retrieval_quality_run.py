@@ -17,6 +17,7 @@ from bench.doc_quality_run import drain
 from ingest.actions.sources import FileInput, do_create_upload_source
 from ingest.models import Chunk, Document
 from knowledge.models import Entity, Relation
+from knowledge.retrieval.evaluation import paired_difference, reciprocal_rank_of
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 
@@ -89,6 +90,55 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def halves(report: dict[str, Any]) -> dict[str, Any]:
+    """MRR@10 of each ranking and its paired margin over the best single signal on the
+    odd-numbered lines of the questions file (where the fusion was tuned), the
+    even-numbered ones (held out) and all of them."""
+    best = report["best_single_signal"]
+    labels = [r["label"] for r in report["rankings"]]
+    out: dict[str, Any] = {}
+    for half, parity in (("odd", 1), ("even", 0), ("all", None)):
+        rows = [q for q in report["per_question"] if parity is None or q["line"] % 2 == parity]
+        rr = {
+            label: [reciprocal_rank_of(q["first_relevant_rank"][label]) for q in rows]
+            for label in labels
+        }
+        out[half] = {
+            "questions": len(rows),
+            "rankings": {
+                label: {
+                    "mrr_at_10": round(sum(rr[label]) / len(rows), 4),
+                    **({} if label == best else paired_difference(rr[label], rr[best]).as_dict()),
+                }
+                for label in labels
+            },
+        }
+    return out
+
+
+def margins_table(report: dict[str, Any]) -> str:
+    """Each ranking's MRR@10 and margin over the best single signal, per half, as Markdown."""
+    lines = [
+        f"| ranking | half | MRR@10 | vs {report['best_single_signal']} | 95 % CI "
+        "| wins / ties / losses | clear |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label in [r["label"] for r in report["rankings"]]:
+        for half in ("odd", "even", "all"):
+            figures = report["halves"][half]["rankings"][label]
+            if "mean_difference" not in figures:
+                lines.append(f"| {label} | {half} | {figures['mrr_at_10']:.3f} | | | | |")
+                continue
+            lines.append(
+                f"| {label} | {half} | {figures['mrr_at_10']:.3f} "
+                f"| {figures['mean_difference']:+.3f} "
+                f"| [{figures['ci_low']:+.3f}, {figures['ci_high']:+.3f}] "
+                f"| {figures['wins']} / {figures['ties']} / {figures['losses']} "
+                f"| {'yes' if figures['clear'] else 'no'} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bench/retrieval_quality.py")
     parser.add_argument("--root", type=Path, default=Path("/usr/share/doc/python3.11/html"))
@@ -118,7 +168,9 @@ def main() -> None:
         "settings": retrieval_settings(),
         **json.loads(figures.getvalue()),
     }
+    report["halves"] = halves(report)
     print(table(report))
+    print(margins_table(report))
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(text)
     if args.out:

@@ -29,7 +29,7 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
     consolidation.py, communities.py, maintenance.py, schema.py
 
 Reads: selectors/ (one module per subject) and retrieval/ (hybrid search: signals,
-fusion, hydration, context).
+fusion, reranking, hydration, context).
 
 Engines (no HTTP, no actions): extraction/ (windows, prompts, the LLM client, parsing,
 validation, the offline extractor), consolidation/ (pure name matching: keys, similarity,

@@ -252,6 +252,15 @@ RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 0.5)
 RETRIEVAL_GRAPH_HOPS = int(env_float("RETRIEVAL_GRAPH_HOPS", 1))
 # Candidates each signal contributes before fusion.
 RETRIEVAL_CANDIDATES = int(env_float("RETRIEVAL_CANDIDATES", 50))
+# Entity-coverage reranking of a search with the graph (knowledge/retrieval/rerank.py): the
+# first DEPTH fused chunks reordered by score / best score + MENTION_WEIGHT * (share of the
+# query's recognised entities, specificity-weighted, the chunk mentions) + TITLE_WEIGHT *
+# (1 when the chunk's document's title names one of them). Off (DEPTH 0): on the Python
+# manual with the offline extractor's entities it never helped the held-out questions
+# (docs/BENCHMARKS.md); the weights are those that cost nothing there, for a graph an LLM built.
+RETRIEVAL_RERANK_DEPTH = int(env_float("RETRIEVAL_RERANK_DEPTH", 0))
+RETRIEVAL_RERANK_MENTION_WEIGHT = env_float("RETRIEVAL_RERANK_MENTION_WEIGHT", 0.1)
+RETRIEVAL_RERANK_TITLE_WEIGHT = env_float("RETRIEVAL_RERANK_TITLE_WEIGHT", 0.05)
 # Threads (each with its own database connection, per web process) that run a search's
 # keyword stage alongside its vector and graph stages, and write access counts after the
 # answer; 0 runs everything in the request's thread.

@@ -11,13 +11,17 @@ side effect: `record_access` counts what was returned.
 - `limits`: the request bounds the API schema states too;
 - `signals/`: `vector`, `keyword`, `recognition`, `expansion` (the graph signal), `scope`;
 - `fusion`: reciprocal rank fusion of chunks and of entities;
+- `rerank`: the fused chunks' first ranks reordered by the query's entities they cover
+  (RETRIEVAL_RERANK_*, off by default);
 - `hydration`: the fused ids made into hits (entities, chunks, relations, paths);
 - `access`: the access counts, the search's one write;
 - `pool`: the thread pool the keyword signal and the access counts run on;
 - `context`: the context block, and the text neutralising it needs.
-- `evaluation`: labelled questions and the ranking metrics (hit@k, MRR@10, nDCG@10), pure;
+- `evaluation`: labelled questions, the ranking metrics (hit@k, MRR@10, nDCG@10) and the
+  paired bootstrap comparison of two rankings, pure;
 - `comparison`: the five rankings `manage.py eval_retrieval` scores, each the search with
-  some chunk signals left out (`hybrid_search(signals=...)`).
+  some chunk signals left out (`hybrid_search(signals=...)`), and their margins over the
+  best single signal.
 
 Callers import `hybrid_search`, `SearchResult` and `close_retrieval_pool` from here, and
 anything else from its own module.

@@ -9,6 +9,11 @@ embedded once and every ranking gets the same vector; searches here record no ac
 
 A ranking is read MAX_LIMIT chunks deep, so that after several chunks of one document
 count once there are still CUTOFF documents to score.
+
+Every other ranking is then compared, question by question, with the best single signal
+(the one-signal ranking of the highest MRR@10): the paired difference of reciprocal ranks
+with its bootstrap confidence interval (evaluation.paired_difference). Whether the fusion
+beats what one signal does alone by a clear margin is that interval's lower bound.
 """
 
 from __future__ import annotations
@@ -20,12 +25,18 @@ from typing import Any
 from django.db import connection
 
 from knowledge.retrieval.evaluation import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CONFIDENCE,
     CUTOFF,
+    PairedDifference,
     Question,
     Scores,
     documents_in_order,
     first_relevant_rank,
     mean_scores,
+    paired_difference,
+    reciprocal_rank_of,
     score_ranking,
 )
 from knowledge.retrieval.limits import MAX_LIMIT
@@ -69,6 +80,9 @@ class Comparison:
     rankings: list[tuple[Ranking, Scores]]
     questions: list[QuestionResult]
     warnings: list[str]
+    # The best single signal, and every other ranking's paired difference against it.
+    baseline: Ranking | None = None
+    margins: list[tuple[Ranking, PairedDifference]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +109,20 @@ class Comparison:
                     "first_relevant_rank": r.ranks,
                 }
                 for r in self.questions
+            ],
+            "best_single_signal": self.baseline.label if self.baseline else None,
+            "bootstrap": {
+                "resamples": BOOTSTRAP_RESAMPLES,
+                "seed": BOOTSTRAP_SEED,
+                "confidence": CONFIDENCE,
+            },
+            "margins": [
+                {
+                    "label": ranking.label,
+                    "against": self.baseline.label if self.baseline else None,
+                    **difference.as_dict(),
+                }
+                for ranking, difference in self.margins
             ],
             "warnings": self.warnings,
         }
@@ -132,12 +160,43 @@ def compare_rankings(
             f"{unembedded} question(s) could not be embedded (no embedding model): "
             "the vector signal ranked nothing for them"
         )
+    scored = [(r, mean_scores(per_ranking[r])) for r in rankings]
+    baseline = best_single_signal(scored)
     return Comparison(
         workspace=workspace.slug,
-        rankings=[(r, mean_scores(per_ranking[r])) for r in rankings],
+        rankings=scored,
         questions=results,
         warnings=warnings,
+        baseline=baseline,
+        margins=[] if baseline is None else paired_margins(results, rankings, baseline),
     )
+
+
+def best_single_signal(scored: Sequence[tuple[Ranking, Scores]]) -> Ranking | None:
+    """The one-signal ranking with the highest MRR@10 (the first of equals; None when no
+    ranking uses a single signal)."""
+    single = [(r, s) for r, s in scored if len(r.signals) == 1]
+    if not single:
+        return None
+    return max(single, key=lambda rs: rs[1].mrr_at_10)[0]
+
+
+def paired_margins(
+    results: Sequence[QuestionResult], rankings: Sequence[Ranking], baseline: Ranking
+) -> list[tuple[Ranking, PairedDifference]]:
+    """Every ranking but the baseline against it, on these questions' reciprocal ranks
+    (any subset of a comparison's questions: the benchmark reports halves of its set)."""
+    base = [reciprocal_rank_of(r.ranks.get(baseline.label)) for r in results]
+    return [
+        (
+            ranking,
+            paired_difference(
+                [reciprocal_rank_of(r.ranks.get(ranking.label)) for r in results], base
+            ),
+        )
+        for ranking in rankings
+        if ranking != baseline
+    ]
 
 
 def ranked_documents(

@@ -21,6 +21,13 @@ when any answer matches it. Over the first CUTOFF documents: hit@k is 1 when a r
 document is among the first k; the reciprocal rank is 1 / the rank of the first relevant
 one (0 when none); nDCG is the discounted gain of the relevant documents found (1 /
 log2(rank + 1) each) over the best possible, all relevant documents first.
+
+Whether one ranking beats another is a paired question — the same questions, answered
+both ways — so `paired_difference` compares their per-question reciprocal ranks: the mean
+difference, wins, ties and losses, and a 95 % confidence interval for the mean from a
+paired bootstrap (the questions resampled with replacement, BOOTSTRAP_RESAMPLES times,
+from a fixed seed so that a run is repeatable). A margin is clear when the interval's
+lower bound is above 0: on a set this small, a mean a few questions move is not one.
 """
 
 from __future__ import annotations
@@ -32,9 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 CUTOFF = 10
 SNIPPET_PREFIX = "snippet:"
 MAX_QUESTION_CHARS = 1000
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 16
+CONFIDENCE = 0.95
 
 
 class QuestionFileError(Exception):
@@ -201,4 +213,73 @@ def mean_scores(scores: Sequence[Scores]) -> Scores:
         hit_at_5=sum(s.hit_at_5 for s in scores) / n,
         mrr_at_10=sum(s.mrr_at_10 for s in scores) / n,
         ndcg_at_10=sum(s.ndcg_at_10 for s in scores) / n,
+    )
+
+
+# --- paired comparison --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PairedDifference:
+    """One ranking's per-question reciprocal ranks against a baseline's on the same
+    questions: the mean difference, its bootstrap confidence interval, and how many
+    questions it ranked better, alike or worse."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    wins: int
+    ties: int
+    losses: int
+
+    @property
+    def clear(self) -> bool:
+        """A clear margin: the whole confidence interval above 0."""
+        return self.ci_low > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mean_difference": round(self.mean, 4),
+            "ci_low": round(self.ci_low, 4),
+            "ci_high": round(self.ci_high, 4),
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "clear": self.clear,
+        }
+
+
+def reciprocal_rank_of(rank: int | None) -> float:
+    """1 / rank for a first relevant document at `rank` (None: not found, 0.0)."""
+    return 0.0 if rank is None else 1.0 / rank
+
+
+def paired_difference(
+    ranking: Sequence[float],
+    baseline: Sequence[float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> PairedDifference:
+    """`ranking` minus `baseline`, question by question (the same questions in the same
+    order): the mean, a percentile bootstrap interval of the mean at `confidence`, and
+    wins / ties / losses. All 0 for no question."""
+    if len(ranking) != len(baseline):
+        raise ValueError("paired_difference: both rankings need the same questions.")
+    differences = np.asarray(ranking, dtype=float) - np.asarray(baseline, dtype=float)
+    if differences.size == 0:
+        return PairedDifference(0.0, 0.0, 0.0, 0, 0, 0)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, differences.size, size=(resamples, differences.size))
+    means = differences[picks].mean(axis=1)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return PairedDifference(
+        mean=float(differences.mean()),
+        ci_low=float(low),
+        ci_high=float(high),
+        wins=int((differences > 0).sum()),
+        ties=int((differences == 0).sum()),
+        losses=int((differences < 0).sum()),
     )

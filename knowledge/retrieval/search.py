@@ -1,5 +1,7 @@
-"""The hybrid search itself: the arguments checked, the signals run, their rankings fused,
-the hits hydrated and the context block built, each stage timed.
+"""The hybrid search itself: the arguments checked, the signals run, their rankings fused
+(and, with the graph and RETRIEVAL_RERANK_DEPTH set, the first ones reranked by the
+query's entities they cover), the hits hydrated and the context block built, each stage
+timed.
 
 The order of work is part of the design: once the query is embedded, the keyword signal
 starts on the retrieval pool, this thread runs the vector signals, recognition and graph
@@ -27,7 +29,9 @@ from knowledge.retrieval.fusion import fuse_chunks, fuse_entities, unique
 from knowledge.retrieval.hydration import chunk_hits, entity_hits, path_hits, relation_hits
 from knowledge.retrieval.limits import ENTITY_LIMIT, MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
 from knowledge.retrieval.pool import log_access_failure, start
+from knowledge.retrieval.rerank import RerankSettings, coverage_of, rerank
 from knowledge.retrieval.signals.expansion import (
+    Specificity,
     graph_chunks,
     graph_proximity,
     graph_seeds,
@@ -39,6 +43,7 @@ from knowledge.retrieval.signals.vector import ENTITY_MIN_SIMILARITY, embed_quer
 from knowledge.retrieval.types import (
     CHUNK_SIGNALS,
     ChunkHit,
+    ChunkSignals,
     EntityHit,
     PathHit,
     QueryVector,
@@ -100,13 +105,19 @@ def hybrid_search(
     proximity: dict[int, tuple[float, int]] = {}
     by_graph: list[tuple[int, float]] = []
     graph_ok = False
+    specificity = None
     if request.uses({"graph"}):
-        proximity, by_graph, graph_ok = _graph_stage(request, recognised, vector_entities, report)
+        proximity, by_graph, graph_ok, specificity = _graph_stage(
+            request, recognised, vector_entities, report
+        )
     keyword_chunks = _keyword_wait(keyword_job, report) if keyword_job is not None else []
 
     with report.timer("fusion"):
-        fused = fuse_chunks(vector_chunks, keyword_chunks, by_graph)[: request.limit]
+        fused = fuse_chunks(vector_chunks, keyword_chunks, by_graph)
         entity_order = fuse_entities(recognised, vector_entities, proximity)[:ENTITY_LIMIT]
+    if specificity is not None:
+        fused = _rerank_stage(request, fused, recognised, specificity, report)
+    fused = fused[: request.limit]
     with report.timer("hydrate"):
         entities = entity_hits(workspace.pk, entity_order, recognised, vector_entities, proximity)
         entity_ids = [e.id for e in entities]
@@ -301,9 +312,10 @@ def _graph_stage(
     recognised: list[Recognised],
     vector_entities: list[tuple[int, float]],
     report: _Report,
-) -> tuple[dict[int, tuple[float, int]], list[tuple[int, float]], bool]:
+) -> tuple[dict[int, tuple[float, int]], list[tuple[int, float]], bool, Specificity]:
     """Graph proximity of entities near the seeds, then of the chunks that mention them;
-    and whether the graph backend answered (no seeds: nothing to ask, not a failure)."""
+    whether the graph backend answered (no seeds: nothing to ask, not a failure); and the
+    specificity of the entities met (the reranking weighs recognised entities by it)."""
     proximity: dict[int, tuple[float, int]] = {}  # entity -> (score, depth)
     chunks: list[tuple[int, float]] = []
     graph_ok = True
@@ -312,7 +324,7 @@ def _graph_stage(
         specificity = seed_specificity(request.workspace.pk, list(candidates))
         seeds = graph_seeds(recognised, vector_entities, specificity)
         if not seeds:
-            return {}, [], True
+            return {}, [], True, specificity
         try:
             proximity = graph_proximity(
                 request.workspace.pk,
@@ -335,7 +347,26 @@ def _graph_stage(
             )
     if graph_ok:
         report.used.append("graph")
-    return proximity, chunks, graph_ok
+    return proximity, chunks, graph_ok, specificity
+
+
+def _rerank_stage(
+    request: _Request,
+    fused: list[tuple[int, float, ChunkSignals]],
+    recognised: list[Recognised],
+    specificity: Specificity,
+    report: _Report,
+) -> list[tuple[int, float, ChunkSignals]]:
+    """The first chunks reordered by the recognised entities they cover (a search with the
+    graph only: the entities' weights are the graph's). Nothing to read without recognised
+    entities or with reranking off."""
+    config = RerankSettings.configured()
+    if not config.active or not recognised or not fused:
+        return fused
+    with report.timer("rerank"):
+        head = [pk for pk, _, _ in fused[: config.depth]]
+        coverage = coverage_of(request.workspace.pk, head, recognised, specificity.of)
+        return rerank(fused, coverage, config)
 
 
 def _keyword_wait(

@@ -14,7 +14,15 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from knowledge.retrieval import hybrid_search
+from knowledge.retrieval.comparison import (
+    RANKINGS,
+    QuestionResult,
+    best_single_signal,
+    paired_margins,
+)
 from knowledge.retrieval.evaluation import (
+    PairedDifference,
+    Question,
     QuestionFileError,
     Scores,
     documents_in_order,
@@ -22,6 +30,7 @@ from knowledge.retrieval.evaluation import (
     load_questions,
     mean_scores,
     ndcg_at,
+    paired_difference,
     parse_question,
     reciprocal_rank,
     relevance,
@@ -88,6 +97,67 @@ def test_figures_are_averaged_over_the_questions():
     wrong = Scores(0.0, 1.0, 0.25, 0.5)
     assert mean_scores([perfect, wrong]) == Scores(0.5, 1.0, 0.625, 0.75)
     assert mean_scores([]) == Scores(0.0, 0.0, 0.0, 0.0)
+
+
+# --- paired comparison against the best single signal ---------------------------------------
+
+
+def test_a_paired_difference_counts_wins_ties_losses_and_bootstraps_the_mean():
+    # Reciprocal ranks of five questions: ranks 1, 2, 3, none, 1 against 2, 2, 1, none, none.
+    ranking = [1, 1 / 2, 1 / 3, 0, 1]
+    baseline = [1 / 2, 1 / 2, 1, 0, 0]
+    difference = paired_difference(ranking, baseline)
+    assert (difference.wins, difference.ties, difference.losses) == (2, 2, 1)
+    assert difference.mean == pytest.approx((0.5 + 0 - 2 / 3 + 0 + 1) / 5)
+    # 10,000 resamples from the fixed seed: the 2.5th and 97.5th percentiles of the means.
+    assert difference.ci_low == pytest.approx(-0.3, abs=1e-12)
+    assert difference.ci_high == pytest.approx(2 / 3, abs=1e-12)
+    assert not difference.clear  # the interval holds 0
+    assert paired_difference(ranking, baseline) == difference  # repeatable
+
+
+def test_a_margin_is_clear_only_when_the_whole_interval_is_above_zero():
+    always_better = paired_difference([1, 1, 1], [0.5, 0.5, 0.5])
+    assert always_better == PairedDifference(0.5, 0.5, 0.5, wins=3, ties=0, losses=0)
+    assert always_better.clear
+    # As many wins as losses of the same size: the interval spans both ways.
+    split = paired_difference([1, 0, 1, 0], [0, 1, 0, 1])
+    assert (split.mean, split.ci_low, split.ci_high) == (0.0, -1.0, 1.0)
+    assert not split.clear
+    assert paired_difference([], []) == PairedDifference(0.0, 0.0, 0.0, 0, 0, 0)
+    with pytest.raises(ValueError, match="same questions"):
+        paired_difference([1.0], [])
+
+
+def test_rankings_are_compared_question_by_question_with_the_best_single_signal():
+    vector, keyword, hybrid, graph1, graph2 = RANKINGS
+    ranks: list[dict[str, int | None]] = [  # first relevant rank per ranking, per question
+        {vector.label: 1, keyword.label: None, hybrid.label: 1, graph1.label: 1, graph2.label: 2},
+        {vector.label: 2, keyword.label: 1, hybrid.label: 1, graph1.label: 1, graph2.label: 2},
+        {vector.label: 4, keyword.label: 3, hybrid.label: 2, graph1.label: 1, graph2.label: None},
+    ]
+    results = [
+        QuestionResult(Question(n, f"q{n}", ("x",), ()), 1, r) for n, r in enumerate(ranks, 1)
+    ]
+    scored = [
+        (vector, Scores(0, 0, (1 + 1 / 2 + 1 / 4) / 3, 0)),
+        (keyword, Scores(0, 0, (0 + 1 + 1 / 3) / 3, 0)),
+        (hybrid, Scores(0, 0, 0.9, 0)),  # not a single signal: never the baseline
+    ]
+    assert best_single_signal(scored) == vector
+    assert best_single_signal([(hybrid, Scores(1, 1, 1, 1))]) is None
+
+    margins = dict(paired_margins(results, RANKINGS, vector))
+    assert list(margins) == [keyword, hybrid, graph1, graph2]
+    hybrid_margin = margins[hybrid]  # + 1/2 and + 1/4 on two questions, a tie on one
+    assert (hybrid_margin.wins, hybrid_margin.ties, hybrid_margin.losses) == (2, 1, 0)
+    assert hybrid_margin.mean == pytest.approx((0 + 1 / 2 + 1 / 4) / 3)
+    assert hybrid_margin.ci_low == 0.0  # resamples of the tie alone
+    assert not hybrid_margin.clear
+    graph2_margin = margins[graph2]  # - 1/2, 0, - 1/4
+    assert (graph2_margin.wins, graph2_margin.ties, graph2_margin.losses) == (0, 1, 2)
+    assert graph2_margin.mean == pytest.approx(-0.25)
+    assert graph2_margin.ci_high == 0.0
 
 
 # --- the questions file -------------------------------------------------------------------
@@ -223,6 +293,21 @@ def test_eval_retrieval_scores_the_five_rankings_in_one_run(alice, velmora, ques
     keyword = rankings["keyword"]
     assert (keyword["hit_at_1"], keyword["mrr_at_10"]) == (0.3333, 0.3333)
     assert keyword["ndcg_at_10"] == 0.3333
+    # Each ranking against the best single signal, question by question.
+    best = max(("vector", "keyword"), key=lambda label: rankings[label]["mrr_at_10"])
+    assert body["best_single_signal"] == best
+    assert body["bootstrap"] == {"resamples": 10000, "seed": 16, "confidence": 0.95}
+    margins = {m["label"]: m for m in body["margins"]}
+    assert list(margins) == [label for label in LABELS if label != best]
+    for label, margin in margins.items():
+        assert margin["against"] == best
+        assert margin["wins"] + margin["ties"] + margin["losses"] == 3
+        assert margin["ci_low"] <= margin["mean_difference"] <= margin["ci_high"]
+        assert margin["clear"] is (margin["ci_low"] > 0)
+        assert margin["mean_difference"] == pytest.approx(
+            rankings[label]["mrr_at_10"] - rankings[best]["mrr_at_10"], abs=2e-4
+        )
+
     graph = rankings["hybrid+graph (hops 1)"]
     expected_mrr = (1 / ranks["hybrid+graph (hops 1)"] + 1 / link["first_relevant_rank"][
         "hybrid+graph (hops 1)"]) / 3  # fmt: skip
@@ -236,9 +321,30 @@ def test_eval_retrieval_prints_a_table_of_the_five_rankings(alice, velmora, ques
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("3 question(s) on workspace acme: documents ranked by their best")
     assert lines[1].split() == ["ranking", "hit@1", "hit@5", "MRR@10", "nDCG@10"]
-    assert [line[:24].strip() for line in lines[2:]] == LABELS
+    assert [line[:24].strip() for line in lines[2:7]] == LABELS
     keyword_row = lines[3].split()
     assert keyword_row == ["keyword", "0.333", "0.333", "0.333", "0.333"]
+    # Then the margins over the best single signal, one row per other ranking.
+    best = "vector" if float(lines[2].split()[3]) >= 0.333 else "keyword"
+    assert lines[7].startswith(f"against {best} (best single signal)")
+    assert "paired bootstrap 95% CI (10000 resamples)" in lines[7]
+    assert lines[8].split() == [
+        "ranking",
+        "MRR",
+        "diff",
+        "CI",
+        "low",
+        "CI",
+        "high",
+        "w/t/l",
+        "clear",
+    ]
+    rows = [line.split() for line in lines[9:]]
+    assert [line[:24].strip() for line in lines[9:]] == [x for x in LABELS if x != best]
+    for row in rows:
+        wins, ties, losses = (int(n) for n in row[-2].split("/"))
+        assert wins + ties + losses == 3
+        assert row[-1] in {"yes", "no"}
 
 
 def test_eval_retrieval_exits_2_on_an_unknown_workspace_or_an_unusable_file(alice, tmp_path):
