@@ -25,7 +25,6 @@ from django.views.decorators.http import require_GET
 
 from explorer.graph_views import MAX_SOURCE_CHOICES, document_link
 from explorer.workspace_pages import workspace_page
-from ingest.models import Document
 from ingest.selectors import get_sources
 from knowledge.actions.ask import MODES, llm_configured
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS
@@ -119,21 +118,6 @@ def _day(raw: str) -> date | None:
         return None
 
 
-def _dated(
-    workspace: Workspace, chunks: list[Any], start: date | None, end: date | None
-) -> list[Any]:
-    """The chunks whose document was ingested within [start, end] (days, inclusive)."""
-    if start is None and end is None:
-        return chunks
-    documents = Document.objects.filter(workspace=workspace, pk__in={c.document_id for c in chunks})
-    if start is not None:
-        documents = documents.filter(created_at__date__gte=start)
-    if end is not None:
-        documents = documents.filter(created_at__date__lte=end)
-    kept = set(documents.values_list("pk", flat=True))
-    return [c for c in chunks if c.document_id in kept]
-
-
 def _pieces(text: str, terms: set[str]) -> list[dict[str, Any]]:
     """`text` cut into pieces, each marked when it is one of the query `terms`."""
     if not terms:
@@ -162,13 +146,14 @@ def _results(
         sources=filters.sources or None,
         entity_types=filters.types or None,
         record_access=False,
+        ingested_from=filters.start,
+        ingested_to=filters.end,
     )
     terms = {w.lower() for w in _WORD.findall(question)} - _COMMON
     entity_ids = [entity.id for entity in result.entities][:MAX_SEEDS]
     graph_query = {"ws": workspace.slug, "seeds": ",".join(map(str, entity_ids))}
     if entity_ids:
         graph_query["focus"] = str(entity_ids[0])
-    chunks = _dated(workspace, result.chunks, filters.start, filters.end)
     return {
         "passages": [
             {
@@ -177,7 +162,7 @@ def _results(
                 "pieces": _pieces(hit.text, terms),
                 "link": document_link(workspace, hit.document_id, hit.char_start, hit.char_end),
             }
-            for n, hit in enumerate(chunks, start=1)
+            for n, hit in enumerate(result.chunks, start=1)
         ],
         "entities": result.entities,
         "relations": result.relations,

@@ -22,7 +22,7 @@ import queue
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -34,6 +34,7 @@ from knowledge.actions.communities import SummaryRefresh, do_refresh_community_s
 from knowledge.answering.citations import AnswerStream
 from knowledge.answering.payload import answer_payload, passage_payload
 from knowledge.answering.prompt import (
+    NOT_IN_DOCUMENTS,
     NOTHING_RELEVANT,
     QUESTION_CHARS,
     answer_messages,
@@ -52,6 +53,7 @@ from workspaces.models import Workspace
 MODES = ("local", "global")
 ANSWER_PURPOSES = ("answer", "answer_map", "summary")
 NEEDS_LLM = "Answers need an LLM (set LLM_BASE_URL and LLM_MODEL)."
+NO_PASSAGES = "No passage matched the question and its filters; the LLM was not asked."
 NO_SUMMARIES = "Global answers read community summaries, which an LLM writes; there are none yet."
 
 Event = tuple[str, dict[str, Any]]
@@ -248,6 +250,12 @@ class AskPlan:
         """The answer streamed from the LLM through the citation check."""
         assert self.client is not None
         answer = self.answer
+        if not answer.passages and not self.notes:
+            # Nothing to answer from (the filters left no passage): no call to pay for.
+            answer.answered, answer.answer = False, NOT_IN_DOCUMENTS
+            answer.warnings.append(NO_PASSAGES)
+            yield "delta", {"text": NOT_IN_DOCUMENTS}
+            return
         stream = AnswerStream(answer.passages)
         pieces: queue.Queue[tuple[str, object]] = queue.Queue()
         messages = answer_messages(answer.question, answer.passages, self.notes)
@@ -329,6 +337,8 @@ def prepare_ask(
     limit: int = 8,
     hops: int | None = None,
     query_vector: QueryVector | None = None,
+    ingested_from: date | None = None,
+    ingested_to: date | None = None,
 ) -> AskPlan:
     """Retrieve the passages and check the budget. Raises InvalidInput for a bad question
     or option, AnswerBudgetSpent when an LLM is configured and the month's budget is
@@ -342,6 +352,8 @@ def prepare_ask(
         entity_types=entity_types,
         sources=sources,
         query_vector=query_vector,
+        ingested_from=ingested_from,
+        ingested_to=ingested_to,
     )
     answer = Answer(
         question=text,
@@ -373,6 +385,8 @@ def do_ask(
     entity_types: Sequence[str] | None = None,
     limit: int = 8,
     hops: int | None = None,
+    ingested_from: date | None = None,
+    ingested_to: date | None = None,
 ) -> Answer:
     """The whole answer (the stream consumed). Raises InvalidInput, AnswerBudgetSpent, or
     AskFailed when the LLM gives no answer."""
@@ -384,6 +398,8 @@ def do_ask(
         entity_types=entity_types,
         limit=limit,
         hops=hops,
+        ingested_from=ingested_from,
+        ingested_to=ingested_to,
     )
     for name, data in plan.events():
         if name == "error":

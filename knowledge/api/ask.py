@@ -47,6 +47,8 @@ def ask(request: HttpRequest, slug: str, payload: AskIn) -> Any:
             entity_types=payload.entity_types,
             limit=payload.limit,
             hops=payload.hops,
+            ingested_from=payload.ingested_from,
+            ingested_to=payload.ingested_to,
         )
     except AnswerBudgetSpent as exc:
         return Status(402, {"detail": exc.message})

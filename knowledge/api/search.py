@@ -34,4 +34,6 @@ def search(request: HttpRequest, slug: str, payload: SearchIn) -> SearchResult:
         relation_types=payload.relation_types,
         entity_types=payload.entity_types,
         sources=payload.sources,
+        ingested_from=payload.ingested_from,
+        ingested_to=payload.ingested_to,
     )

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 
 from django.conf import settings
 
@@ -39,6 +40,7 @@ from knowledge.retrieval.signals.expansion import (
 )
 from knowledge.retrieval.signals.keyword import keyword_signal
 from knowledge.retrieval.signals.recognition import recognise
+from knowledge.retrieval.signals.scope import DocumentScope
 from knowledge.retrieval.signals.vector import ENTITY_MIN_SIMILARITY, embed_query, vector_signals
 from knowledge.retrieval.types import (
     CHUNK_SIGNALS,
@@ -64,6 +66,8 @@ def hybrid_search(
     entity_types: Sequence[str] | None = None,
     sources: Sequence[int] | None = None,
     record_access: bool = True,
+    ingested_from: date | None = None,
+    ingested_to: date | None = None,
     query_vector: QueryVector | None = None,
     signals: Sequence[str] | None = None,
 ) -> SearchResult:
@@ -72,7 +76,8 @@ def hybrid_search(
 
     `hops` (0..3, default RETRIEVAL_GRAPH_HOPS) bounds graph expansion; `relation_types`
     restricts the relations it walks (and those returned); `entity_types` the entities
-    recognised, matched and reached; `sources` the chunks (by source id). `query_vector`
+    recognised, matched and reached; `sources` the chunks (by source id), `ingested_from`
+    / `ingested_to` to documents ingested within those days (UTC, inclusive). `query_vector`
     replaces embedding the query (benchmarks time the search without the model).
     `signals` names the chunk rankings fused (a subset of CHUNK_SIGNALS; default all): the
     quality harness (knowledge/retrieval/comparison.py) ranks by one signal, or without the
@@ -81,7 +86,14 @@ def hybrid_search(
     """
     started = time.perf_counter()
     request = _request(
-        workspace, query, limit, hops, relation_types, entity_types, sources, signals
+        workspace,
+        query,
+        limit,
+        hops,
+        relation_types,
+        entity_types,
+        signals,
+        DocumentScope(_source_ids(sources), *_days(ingested_from, ingested_to)),
     )
     report = _Report()
     vector = query_vector
@@ -92,9 +104,7 @@ def hybrid_search(
     keyword_job = None
     if request.uses({"keyword"}):
         keyword_job = start(
-            lambda: keyword_signal(
-                workspace.pk, request.text, request.candidates, request.source_ids
-            )
+            lambda: keyword_signal(workspace.pk, request.text, request.candidates, request.scope)
         )
     vector_chunks, vector_entities = _vector_stage(request, vector, type_ids, report)
     if keyword_job is not None:
@@ -159,7 +169,7 @@ class _Request:
     hops: int
     relation_names: list[str] | None
     entity_names: list[str] | None
-    source_ids: list[int] | None
+    scope: DocumentScope
     candidates: int
     signals: frozenset[str]
 
@@ -214,8 +224,8 @@ def _request(
     hops: int | None,
     relation_types: Sequence[str] | None,
     entity_types: Sequence[str] | None,
-    sources: Sequence[int] | None,
     signals: Sequence[str] | None,
+    scope: DocumentScope,
 ) -> _Request:
     """The arguments checked and normalised, in the order they are reported."""
     text = clean_query(query)
@@ -231,7 +241,7 @@ def _request(
         hops=hops,
         relation_names=_type_names(relation_types, "relation_types"),
         entity_names=_type_names(entity_types, "entity_types"),
-        source_ids=_source_ids(sources),
+        scope=scope,
         candidates=max(1, settings.RETRIEVAL_CANDIDATES),
         signals=_chunk_signals(signals),
     )
@@ -254,6 +264,12 @@ def _type_names(values: Sequence[str] | None, label: str) -> list[str] | None:
         raise InvalidInput(f"{label}: at most {MAX_FILTER_ITEMS}.")
     names = [normalise_type_name(str(v)) for v in values]
     return sorted({n for n in names if n}) or None
+
+
+def _days(start: date | None, end: date | None) -> tuple[date | None, date | None]:
+    if start is not None and end is not None and start > end:
+        raise InvalidInput("ingested_from: must not be after ingested_to.")
+    return start, end
 
 
 def _source_ids(values: Sequence[int] | None) -> list[int] | None:
@@ -291,7 +307,7 @@ def _vector_stage(
         return [], []
     with report.timer("vector"):
         vector_chunks, vector_entities = vector_signals(
-            request.workspace.pk, vector, request.candidates, request.source_ids, type_ids
+            request.workspace.pk, vector, request.candidates, request.scope, type_ids
         )
     if not request.uses({"vector"}):
         vector_chunks = []
@@ -342,7 +358,7 @@ def _graph_stage(
                 request.workspace.pk,
                 proximity,
                 request.candidates,
-                request.source_ids,
+                request.scope,
                 specificity,
             )
     if graph_ok:

@@ -4,6 +4,7 @@ JSON itself is rendered once, by knowledge/answering/payload.py, for the API, th
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Literal
 
 from ninja import Field, Schema
@@ -27,6 +28,12 @@ class AskIn(Schema):
     )
     limit: int = Field(8, ge=1, le=20, description="passages retrieved")
     hops: int | None = Field(None, ge=0, le=MAX_HOPS)
+    ingested_from: date | None = Field(
+        None, description="only documents ingested on or after this day (UTC)"
+    )
+    ingested_to: date | None = Field(
+        None, description="only documents ingested on or before this day (UTC)"
+    )
 
 
 class AskCitationOut(Schema):

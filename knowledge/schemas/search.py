@@ -6,6 +6,7 @@ Kept apart from knowledge/schemas.py because the search payload is also what
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Any
 
 from ninja import Field, Schema
@@ -31,6 +32,12 @@ class SearchIn(Schema):
     )
     sources: list[Annotated[int, Field(ge=1, le=MAX_ID)]] | None = Field(
         None, max_length=MAX_FILTER_ITEMS, description="only chunks of these sources"
+    )
+    ingested_from: date | None = Field(
+        None, description="only documents ingested on or after this day (UTC)"
+    )
+    ingested_to: date | None = Field(
+        None, description="only documents ingested on or before this day (UTC)"
     )
 
 

@@ -16,7 +16,7 @@ SNAPSHOT = Path(__file__).with_name("openapi_v1.json")
 # Endpoints added since the snapshot, and the component schemas only they use.
 ADDED_PATHS = {"/api/v1/workspaces/{slug}/graph"}
 ADDED_COMPONENTS = {"BulkGraphQuery", "BulkGraphIn", "BulkNodeOut", "BulkGraphOut"}
-# Optional properties added to response schemas since the snapshot (clients ignore them):
+# Optional properties added to schemas since the snapshot (clients may ignore them):
 # duplicates of content processed already, and the original each one shares.
 ADDED_PROPERTIES = {
     "DocumentOut": {"duplicate_of_id", "duplicate_of_source_id"},
@@ -31,6 +31,8 @@ ADDED_PROPERTIES["HealthOut"] = {"counts"}
 ADDED_PATHS |= {"/api/v1/workspaces/{slug}/ask"}
 ADDED_COMPONENTS |= {"AskIn", "AskOut", "AskErrorOut", "AskUsageOut", "AskEntityOut"}
 ADDED_COMPONENTS |= {"AskRelationOut", "AskCitationOut", "AskPassageOut"}
+# Search narrowed to documents ingested within days (optional request fields).
+ADDED_PROPERTIES["SearchIn"] = {"ingested_from", "ingested_to"}
 # Parameters that gained values since the snapshot (and a new default): the entity search's
 # `match` (words, the new default) and `order` (relevance, the new default). Every value
 # the snapshot had is still accepted.

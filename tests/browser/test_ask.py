@@ -7,6 +7,7 @@ in its side panel."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from decimal import Decimal
@@ -127,20 +128,56 @@ def test_the_answer_streams_in_and_its_citations_lead_to_the_passage_and_its_spa
     assert_inert(page)
 
 
+def weather_source(workspace) -> Any:
+    source, _ = do_create_text_source(
+        workspace=workspace, title="weather", text=WEATHER, options=validate_source_options()
+    )
+    run_pending(source)
+    return source
+
+
 def test_a_cited_passage_the_page_does_not_list_is_added_from_the_answer(page, crane, llm):
+    """The page and the answer retrieve separately; when the answer cites a passage the
+    page does not list (here: the page is narrowed to the weather source and the answer's
+    request is not), the passage is added from the answer's stream."""
+    weather = weather_source(crane.workspace)
     llm.responder = answering("Marta Olsen repaired it [{n}].")
-    page.goto(f"/ask/?q={QUESTION}&to=2000-01-01")  # the date range lists no passage
-    expect(page.locator(".no-passages")).to_be_visible()
-    expect(page.locator("#ask-answer .ask-note")).to_contain_text("any date")
+
+    def widen(route: Any) -> None:
+        body = json.loads(route.request.post_data or "{}")
+        body.pop("sources", None)
+        route.continue_(post_data=json.dumps(body))
+
+    page.route("**/api/v1/workspaces/*/ask", widen)
+    page.goto(f"/ask/?q={QUESTION}&sources={weather.pk}")
     expect(page.locator("#ask-answer")).to_have_attribute("data-state", "done")
+    assert "Marta Olsen" not in page.locator(".passage:not(.from-answer)").all_inner_texts()[0]
     page.locator("#ask-answer a.cite").click()
     added = page.locator(".passage.from-answer.is-target")
     expect(added).to_contain_text(IMG)  # the passage's text, as text
-    expect(page.locator(".no-passages")).to_have_count(0)
     added.locator("a.evidence").click()
     expect(page.locator("main")).to_contain_text("Marta Olsen")
     assert "start=" in page.url
     assert_inert(page)
+
+
+def test_the_date_range_narrows_the_answer_s_passages_too(page, crane, llm):
+    llm.responder = answering("Marta Olsen repaired it [{n}].")
+    sent: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda request: (
+            sent.append(json.loads(request.post_data or "{}"))
+            if request.url.endswith("/ask") and request.method == "POST"
+            else None
+        ),
+    )
+    page.goto(f"/ask/?q={QUESTION}&to=2000-01-01")
+    expect(page.locator(".no-passages")).to_be_visible()
+    expect(page.locator("#ask-answer")).to_have_attribute("data-state", "done")
+    expect(page.locator("#ask-answer a.cite")).to_have_count(0)
+    assert sent and sent[0]["ingested_to"] == "2000-01-01"
+    assert not any("Marta Olsen" in str(r.body) for r in llm.chat_requests)
 
 
 def test_a_hostile_answer_renders_inert_and_an_invented_citation_is_no_link(page, crane, llm):
@@ -184,13 +221,7 @@ def test_a_failing_llm_is_shown_as_an_alert_with_its_reason(page, crane, llm):
 
 
 def test_the_filters_and_the_mode_are_carried_in_the_url(page, crane):
-    weather, _ = do_create_text_source(
-        workspace=crane.workspace,
-        title="weather",
-        text=WEATHER,
-        options=validate_source_options(),
-    )
-    run_pending(weather)
+    weather_source(crane.workspace)
     page.goto("/ask/")
     page.fill("#ask-q", "harbour crane channel")
     page.locator("details.ask-filters summary").click()

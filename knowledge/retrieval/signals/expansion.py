@@ -23,6 +23,7 @@ from django.db import connection
 
 from knowledge.graph import get_graph_backend
 from knowledge.graph.base import GraphResult
+from knowledge.retrieval.signals.scope import DocumentScope
 from knowledge.retrieval.types import Recognised
 
 # Vector-matched entities also seed the graph when they are this close (cosine similarity)
@@ -192,7 +193,7 @@ def graph_chunks(
     workspace_id: int,
     proximity: dict[int, tuple[float, int]],
     candidates: int,
-    source_ids: list[int] | None,
+    scope: DocumentScope | None,
     specificity: Specificity | None = None,
 ) -> list[tuple[int, float]]:
     """(chunk id, graph score), best first: each chunk scores the sum of the proximities of
@@ -211,12 +212,12 @@ def graph_chunks(
         return []
     params: list[Any] = [sorted(weight), workspace_id]
     source_filter = ""
-    if source_ids:
+    if scope is not None and scope.restricted:
+        conditions = scope.conditions("d", params)
         source_filter = (
-            " AND EXISTS (SELECT 1 FROM ingest_chunk c JOIN ingest_document d "
-            "ON d.id = c.document_id WHERE c.id = m.chunk_id AND d.source_id = ANY(%s))"
+            " AND EXISTS (SELECT 1 FROM ingest_chunk c JOIN ingest_document d "  # noqa: S608
+            f"ON d.id = c.document_id WHERE c.id = m.chunk_id{conditions})"
         )
-        params.append(source_ids)
     params.append(GRAPH_MENTIONS_PER_ENTITY)
     sql = f"""
         SELECT DISTINCT x.chunk_id, e.id

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import connection
 
-from knowledge.retrieval.signals.scope import source_clause
+from knowledge.retrieval.signals.scope import DocumentScope, scope_clause
 
 # Terms of the query used for the relaxed tiers, and the matches of one tier that are
 # ranked at most (a common word is in a large share of the chunks).
@@ -53,7 +53,7 @@ def _keyword_tiers(text: str) -> list[str]:
 
 
 def keyword_signal(
-    workspace_id: int, text: str, candidates: int, source_ids: list[int] | None
+    workspace_id: int, text: str, candidates: int, scope: DocumentScope | None
 ) -> list[tuple[int, float]]:
     """(chunk id, score), best first, by tiers: chunks matching the whole websearch query
     (every term, phrases, exclusions), then those matching at least two of its terms, then
@@ -78,7 +78,7 @@ def keyword_signal(
         if n > 0:  # not already found by the tier before
             condition += " AND NOT c.search_vector @@ %s::tsquery"
             branch_params.append(tiers[n - 1])
-        source = source_clause("c", source_ids, branch_params)
+        source = scope_clause("c", scope, branch_params)
         branches.append(
             f"""(SELECT x.id, ts_rank_cd(x.search_vector, %s::tsquery) AS rank, {n} AS tier
                  FROM (SELECT c.id, c.search_vector FROM ingest_chunk c

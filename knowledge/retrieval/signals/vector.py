@@ -15,7 +15,7 @@ from django.db import connection, transaction
 
 from ingest.embeddings import EmbeddingUnavailable, get_embedder
 from knowledge.retrieval.limits import ENTITY_LIMIT
-from knowledge.retrieval.signals.scope import source_clause
+from knowledge.retrieval.signals.scope import DocumentScope, scope_clause
 from knowledge.retrieval.types import QueryVector
 
 # Below this an entity's name is no match for the query at all (the nearest names of a
@@ -53,7 +53,7 @@ def vector_signals(
     workspace_id: int,
     vector: QueryVector,
     candidates: int,
-    source_ids: list[int] | None,
+    scope: DocumentScope | None,
     type_ids: list[int] | None,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """(chunk id, cosine similarity) and (entity id, similarity), closest first; at most
@@ -73,7 +73,7 @@ def vector_signals(
         # Boilerplate (menus, footers: ingest/boilerplate.py) is never an answer.
         f"AND c.embedding_model = %s AND NOT c.boilerplate"
     )
-    chunk_sql += source_clause("c", source_ids, chunk_params)
+    chunk_sql += scope_clause("c", scope, chunk_params)
     chunk_sql += " ORDER BY distance LIMIT %s"
     chunk_params.append(candidates)
     entity_params: list[Any] = [literal, workspace_id, vector.model]

@@ -151,6 +151,8 @@ export function initAnswer(root, { onPassages, onCitation, onCite }) {
     const types = JSON.parse(d.types || "[]");
     if (sources.length) payload.sources = sources;
     if (types.length) payload.entity_types = types;
+    if (d.from) payload.ingested_from = d.from;
+    if (d.to) payload.ingested_to = d.to;
     return JSON.stringify(payload);
   }
 

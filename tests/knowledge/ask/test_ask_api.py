@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from ingest.models import Chunk, Document
-from knowledge.actions.ask import NEEDS_LLM
+from knowledge.actions.ask import NEEDS_LLM, NO_PASSAGES
 from knowledge.answering.citations import WITHHELD
 from knowledge.answering.prompt import (
     MAP_SYSTEM_PROMPT,
@@ -254,7 +255,16 @@ def test_an_llm_failure_is_a_502_and_a_stream_error(alice, llm, corpus):
     assert not LlmCall.objects.filter(purpose="answer", ok=True).exists()
 
 
-@pytest.mark.parametrize("body", [{"question": ""}, {"question": "x" * 2001}, {"mode": "wide"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"question": ""},
+        {"question": "x" * 2001},
+        {"mode": "wide"},
+        {"ingested_from": "2030-01-02", "ingested_to": "2030-01-01"},
+        {"ingested_from": "yesterday"},
+    ],
+)
 def test_invalid_input_is_refused(alice, body):
     assert ask(alice.client(), "acme", **body).status_code in (400, 422)
 
@@ -285,3 +295,20 @@ def test_a_browser_session_streams_with_the_csrf_header_and_not_without(alice, l
     assert response.status_code == 200
     events = sse(response)
     assert events[-1][0] == "done" and events[-1][1]["answered"]
+
+
+def test_the_ingestion_dates_narrow_the_passages_and_none_left_means_no_llm_call(
+    alice, llm, corpus
+):
+    llm.responder = citing("Mirela Ostrova", CLAIM)
+    today = timezone.now().date().isoformat()
+    found = ask(alice.client(), "acme", ingested_from=today, ingested_to=today).json()
+    assert found["answered"] and any("Mirela" in p["text"] for p in found["passages"])
+    llm.clear_requests()
+    for stream in (False, True):
+        response = ask(alice.client(), "acme", stream=stream, ingested_to="2000-01-01")
+        data = sse(response)[-1][1] if stream else response.json()
+        assert data["passages"] == [] and data["citations"] == []
+        assert not data["answered"] and data["answer"] == NOT_IN_DOCUMENTS
+        assert NO_PASSAGES in data["warnings"]
+    assert llm.chat_requests == []

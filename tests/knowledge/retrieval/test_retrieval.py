@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, date, datetime
 from io import StringIO
 
 import pytest
@@ -470,3 +471,33 @@ def test_outside_a_transaction_the_keyword_stage_and_access_counts_run_on_the_po
         timeout=10,
         what="access counts from the pool",
     )
+
+
+def test_the_ingestion_dates_scope_every_signal_to_documents_ingested_within_them(
+    alice, supply_chain
+):
+    """MOSS is found only through the graph (Zorblax → Quentaris); backdated, it leaves
+    the graph's ranking as it leaves the others'."""
+    from ingest.models import Document
+
+    moss = Document.objects.get(workspace=alice.workspace, text=MOSS)
+    Document.objects.filter(pk=moss.pk).update(created_at=datetime(2001, 5, 1, 12, tzinfo=UTC))
+    everything = hybrid_search(workspace=alice.workspace, query="What does Zorblax rely on?")
+    assert MOSS in texts(everything)
+    recent = hybrid_search(
+        workspace=alice.workspace,
+        query="What does Zorblax rely on?",
+        ingested_from=date(2002, 1, 1),
+    )
+    assert MOSS not in texts(recent) and LINK in texts(recent)
+    old = post(
+        alice.client(),
+        "acme",
+        {"query": "What does Zorblax rely on?", "ingested_to": "2001-05-01"},
+    ).json()
+    assert [c["text"] for c in old["chunks"]] == [MOSS]
+    assert post(
+        alice.client(),
+        "acme",
+        {"query": "x", "ingested_from": "2001-05-02", "ingested_to": "2001-05-01"},
+    ).status_code in (400, 422)
