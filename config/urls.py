@@ -1,12 +1,17 @@
-"""Root URLs: the browser UI, the admin and the JSON API under /api/v1/."""
+"""Root URLs: the browser UI, the admin, the JSON API under /api/v1/ and the MCP server
+for agents at /mcp/."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
+from agents.views import mcp_endpoint
 from config.api import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
+    # With or without the slash: hosts are configured with either, and a POST cannot be
+    # redirected to the other.
+    re_path(r"^mcp/?$", mcp_endpoint, name="mcp"),
     path("", include("explorer.urls")),
 ]

@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "workspaces",
     "ingest",
     "knowledge",
+    "agents",
     "explorer",
 ]
 
@@ -276,6 +277,14 @@ ASK_WORKSPACE_BUDGETS_USD = os.environ.get("ASK_WORKSPACE_BUDGETS_USD", "")
 ASK_MAX_TOKENS = int(env_float("ASK_MAX_TOKENS", 800))
 # Global mode: at most this many community summaries are mapped, largest first.
 ASK_GLOBAL_COMMUNITIES = int(env_float("ASK_GLOBAL_COMMUNITIES", 12))
+
+# --- Agents: the MCP server (agents/, docs/agents.md) ----------------------------------
+# The most characters one tool answer or resource may carry; longer ones are cut with a
+# marker and `truncated: true`.
+MCP_MAX_RESULT_CHARS = int(env_float("MCP_MAX_RESULT_CHARS", 50_000))
+# Tool calls and resource reads one API token may make per minute (counted in the
+# database, so the limit holds across web workers and stdio processes).
+MCP_RATE_PER_MINUTE = int(env_float("MCP_RATE_PER_MINUTE", 120))
 
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)
