@@ -635,9 +635,9 @@ def _seed(crawl: _Crawl) -> None:
                         for u in parse_llms_txt(result.content, base=llms)
                         if crawl.wanted(u) is None
                     ]
-                    _add_pages(
-                        crawl.source, [(u, 1, "llms", None) for u in urls[: config.max_pages]]
-                    )
+                    # The seed is a page already: max_pages counts it.
+                    room = config.max_pages - CrawlPage.objects.filter(source=crawl.source).count()
+                    _add_pages(crawl.source, [(u, 1, "llms", None) for u in urls[: max(0, room)]])
         except FetchError as exc:
             logger.info("No llms.txt for %s: %s", config.url, exc.message)
     Source.objects.filter(pk=crawl.source.pk).update(

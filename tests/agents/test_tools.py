@@ -193,6 +193,4 @@ def test_web_sources_are_fetched_within_their_limits(
     status = call(session, alice, "source_status", {"source_id": source_id}).structured_content
     assert (status["status"], status["name"], status["failures"]) == ("done", "Site", [])
     ingested = CrawlPage.objects.filter(source_id=source_id, status="ingested").count()
-    # The crawler queues the seed and then up to max_pages of the pages llms.txt lists
-    # (ingest/actions/crawl.py), so a crawl may hold one page more than max_pages.
-    assert pages <= ingested <= pages + (tool == "crawl")
+    assert ingested == pages

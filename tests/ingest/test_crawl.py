@@ -121,6 +121,12 @@ def test_recursive_crawl_ingests_exactly_the_expected_pages(alice, site, crawl_s
     assert counters["pages_discovered"] == CrawlPage.objects.filter(source=source).count()
 
 
+def test_max_pages_counts_the_seed_with_the_pages_llms_txt_lists(alice, site, crawl_settings):
+    source = crawl(alice.workspace, site.url("/"), max_pages=2, max_depth=3)
+    assert CrawlPage.objects.filter(source=source).count() == 2
+    assert set(pages(source, "ingested", site.base_url)) == {"/", "/docs/guide"}
+
+
 def test_requests_never_exceed_the_rate_limit_or_crawl_delay(alice, site, crawl_settings):
     crawl(alice.workspace, site.url("/"), max_depth=1, rate=4)
     starts = sorted(record.time for record in site.log)
