@@ -2,7 +2,7 @@
 that answers a question better than each signal alone?
 
     .venv/bin/python bench/retrieval_quality.py [--root /usr/share/doc/python3.11/html]
-        [--questions bench/data/python-docs-questions.jsonl] [--reuse] [--out FILE.json]
+        [--questions bench/data/python-docs-questions.jsonl ...] [--reuse] [--out FILE.json]
 
 A workspace (`python-docs-rq`) is built from a fixed list of pages of the Python 3.11
 manual — Debian's python3.11-doc, written by the Python project, nobody here: every page
@@ -24,6 +24,14 @@ odd-numbered lines of the questions file (where the fusion is tuned:
 bench/retrieval_quality_tune.py), the even-numbered ones (held out) and all, the JSON
 figures (with the workspace's size and the RETRIEVAL_* settings used), and writes them to
 `--out` when given. Uses its own database (`graphloom_bench_rq`) on the embedded server.
+
+A second set, bench/data/python-docs-questions-heldout.jsonl, was written independently
+and frozen before it was first measured; nothing is tuned on it, and it names only pages
+already in the workspace (the build takes the union of both files' answer pages). Score it
+with `--reuse --questions bench/data/python-docs-questions-heldout.jsonl`, or both sets as
+one with `--questions bench/data/python-docs-questions.jsonl
+bench/data/python-docs-questions-heldout.jsonl`; any other file than the first is reported
+on all its questions only (the odd/even halves belong to the first file).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from io import StringIO
 from pathlib import Path
@@ -23,8 +24,12 @@ from workspaces.models import Workspace
 
 SLUG = "python-docs-rq"
 QUESTIONS = Path(__file__).resolve().parent / "data" / "python-docs-questions.jsonl"
-# Pages that answer none of the questions: big reference pages, and neighbours of the
-# answering ones, that share their words with many questions (distractors).
+# Written afterwards by someone else, frozen before it was first measured; nothing is tuned
+# on it. It names only pages QUESTIONS and DISTRACTORS already bring into the workspace.
+HELDOUT = Path(__file__).resolve().parent / "data" / "python-docs-questions-heldout.jsonl"
+# Pages that answer none of the QUESTIONS: big reference pages, and neighbours of the
+# answering ones, that share their words with many questions (distractors; some of them
+# answer held-out questions).
 DISTRACTORS = [
     "library/asyncio.html", "library/asyncio-eventloop.html", "library/asyncio-stream.html",
     "library/asyncio-sync.html", "library/codecs.html", "library/email.examples.html",
@@ -35,16 +40,51 @@ DISTRACTORS = [
 ]  # fmt: skip
 
 
-def pages(questions: Path) -> list[str]:
-    """The pages the questions name as answers (their paths), then the distractors."""
-    named = [
+def answer_pages(questions: Path) -> set[str]:
+    """The pages a questions file names as answers (their paths)."""
+    return {
         answer
         for line in questions.read_text(encoding="utf-8").splitlines()
         if line.strip()
         for answer in json.loads(line)["answers"]
         if not answer.startswith("snippet:")
-    ]
-    return sorted(set(named)) + [p for p in DISTRACTORS if p not in named]
+    }
+
+
+def pages(*others: Path) -> list[str]:
+    """The workspace's pages: those QUESTIONS names, the distractors, then any page the
+    held-out set or `others` name that is not among them yet (none for the held-out set,
+    so every question file is scored on the same workspace and the order stays stable)."""
+    named = answer_pages(QUESTIONS)
+    listed = sorted(named) + [p for p in DISTRACTORS if p not in named]
+    extra = set().union(*(answer_pages(path) for path in (HELDOUT, *others))) - set(listed)
+    return listed + sorted(extra)
+
+
+def scored_questions(paths: list[Path]) -> Path:
+    """The one questions file to score: the file itself, or several concatenated in order
+    into a temporary file (lines numbered on from one file to the next)."""
+    if len(paths) == 1:
+        return paths[0]
+    texts = [path.read_text(encoding="utf-8").strip("\n") for path in paths]
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", suffix=".jsonl", prefix="rq-questions-", delete=False
+    ) as combined:
+        combined.write("\n".join(texts) + "\n")
+    return Path(combined.name)
+
+
+def evaluate(paths: list[Path]) -> dict[str, Any]:
+    """`manage.py eval_retrieval --json` on these questions files (as one set)."""
+    questions = scored_questions(paths)
+    figures = StringIO()
+    try:
+        call_command("eval_retrieval", str(questions), "--workspace", SLUG, "--json",
+                     stdout=figures)  # fmt: skip
+    finally:
+        if questions not in paths:
+            questions.unlink()
+    return dict(json.loads(figures.getvalue()))
 
 
 def build(root: Path, names: list[str]) -> tuple[Workspace, float]:
@@ -90,14 +130,16 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def halves(report: dict[str, Any]) -> dict[str, Any]:
+def halves(report: dict[str, Any], split: bool = True) -> dict[str, Any]:
     """MRR@10 of each ranking and its paired margin over the best single signal on the
     odd-numbered lines of the questions file (where the fusion was tuned), the
-    even-numbered ones (held out) and all of them."""
+    even-numbered ones (held out) and all of them; only on all of them unless `split`
+    (the halves mean something for QUESTIONS alone)."""
     best = report["best_single_signal"]
     labels = [r["label"] for r in report["rankings"]]
     out: dict[str, Any] = {}
-    for half, parity in (("odd", 1), ("even", 0), ("all", None)):
+    parts = (("odd", 1), ("even", 0), ("all", None)) if split else (("all", None),)
+    for half, parity in parts:
         rows = [q for q in report["per_question"] if parity is None or q["line"] % 2 == parity]
         rr = {
             label: [reciprocal_rank_of(q["first_relevant_rank"][label]) for q in rows]
@@ -124,7 +166,7 @@ def margins_table(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for label in [r["label"] for r in report["rankings"]]:
-        for half in ("odd", "even", "all"):
+        for half in report["halves"]:
             figures = report["halves"][half]["rankings"][label]
             if "mean_difference" not in figures:
                 lines.append(f"| {label} | {half} | {figures['mrr_at_10']:.3f} | | | | |")
@@ -142,11 +184,17 @@ def margins_table(report: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bench/retrieval_quality.py")
     parser.add_argument("--root", type=Path, default=Path("/usr/share/doc/python3.11/html"))
-    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        nargs="+",
+        default=[QUESTIONS],
+        help=f"questions file(s) to score, several scored as one set (held-out: {HELDOUT})",
+    )
     parser.add_argument("--reuse", action="store_true", help="measure the workspace built before")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    names = pages(args.questions)
+    names = pages(*args.questions)
     missing = [page for page in names if not (args.root / page).is_file()]
     if missing:
         raise SystemExit(f"{args.root}: {missing[0]} not found (apt-get install python3.11-doc)")
@@ -155,20 +203,19 @@ def main() -> None:
     seconds = None
     if workspace is None or not args.reuse:
         workspace, seconds = build(args.root, names)
-    figures = StringIO()
     started = time.perf_counter()
-    call_command("eval_retrieval", str(args.questions), "--workspace", SLUG, "--json",
-                 stdout=figures)  # fmt: skip
+    figures = evaluate(args.questions)
     measured = time.perf_counter() - started
     report = {
+        "questions_files": [str(path) for path in args.questions],
         "pages": len(names),
         "ingest_seconds": round(seconds, 1) if seconds is not None else None,
         "evaluation_seconds": round(measured, 1),
         "workspace_size": size(workspace),
         "settings": retrieval_settings(),
-        **json.loads(figures.getvalue()),
+        **figures,
     }
-    report["halves"] = halves(report)
+    report["halves"] = halves(report, split=[p.resolve() for p in args.questions] == [QUESTIONS])
     print(table(report))
     print(margins_table(report))
     text = json.dumps(report, indent=2, ensure_ascii=False)
