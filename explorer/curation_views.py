@@ -1,5 +1,6 @@
-"""Curation in the browser: the entity panel's editing controls and the review page for
-merge suggestions.
+"""Curation in the browser: the entity panel's editing controls, the relation panel's
+(delete, retype, reverse, describe, undo; "add a relation" sits with the entity's), and
+the review page for merge suggestions.
 
 Editors only. Every view here is `workspace_page(role=Role.EDITOR)`, so a viewer's request
 is refused with 403 whatever a page showed them (and the templates show them nothing).
@@ -23,6 +24,10 @@ to refresh. htmx swaps only 2xx answers by default, and a person who gets no vis
 answer cannot tell what went wrong, so an htmx request gets 200 with the error in the
 panel; any other client gets the same panel with the error's own status (409, 422).
 
+The relation panel's controls work the same way (`relation_controls`, and
+`request.curation_relation` when an action re-renders the relation panel); each relation
+action (knowledge/actions/relation_curation.py) answers with an Undo button for its event.
+
 Every URL the controls post to carries `?ws=` of the workspace the panel was drawn for:
 entity ids belong to one workspace, and a panel left open in a tab must keep acting on it
 after another tab switched the session to another workspace.
@@ -39,10 +44,11 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from explorer.graph_views import render_entity_panel
+from explorer.graph_views import PANEL_EVIDENCE, document_link, render_entity_panel
 from explorer.snippets import highlighted
 from explorer.workspace_pages import workspace_page
 from knowledge.actions.curation import (
@@ -59,6 +65,15 @@ from knowledge.actions.curation import (
     do_split_entity,
     do_unmerge,
 )
+from knowledge.actions.relation_curation import (
+    RELATION_ACTIONS,
+    do_add_relation,
+    do_delete_relation,
+    do_edit_relation,
+    do_retype_relation,
+    do_reverse_relation,
+    do_undo_relation_event,
+)
 from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
 from knowledge.selectors.curation import (
     find_merge_event,
@@ -71,6 +86,7 @@ from knowledge.selectors.entities import (
     get_entity_with_type,
     search_entities,
 )
+from knowledge.selectors.relations import get_relation_detail
 from knowledge.selectors.schema import get_schema_snapshot
 from workspaces.errors import DomainError, InvalidInput, NotFound
 from workspaces.models import Role, Workspace
@@ -93,6 +109,8 @@ class Outcome:
     error: bool = False
     status: int = 200
     undo_event: int | None = None
+    # What the Undo button undoes: a merge (unmerge) or a relation change.
+    undo_kind: str = "merge"
 
 
 @dataclass
@@ -105,6 +123,7 @@ class Change:
     focus: int | None
     removed: list[int] = field(default_factory=list)
     undo_event: int | None = None
+    undo_kind: str = "merge"
 
 
 def _workspace(request: HttpRequest) -> Workspace:
@@ -180,6 +199,7 @@ def controls_context(
     return {
         "entity": detail,
         "types": types,
+        "relation_types": [name for name, _ in get_schema_snapshot(workspace).relation_types],
         "events": events,
         "merged_by": merged_by,
         "relations": sum(row["count"] for row in detail["relation_counts"]),
@@ -227,7 +247,9 @@ def _perform(
     except DomainError as exc:
         outcome = Outcome(control, exc.message, error=True, status=exc.status)
         return _panel(request, entity_id, outcome=outcome, values=values)
-    outcome = Outcome(control, change.event.summary, undo_event=change.undo_event)
+    outcome = Outcome(
+        control, change.event.summary, undo_event=change.undo_event, undo_kind=change.undo_kind
+    )
     return _panel(request, change.shown, outcome=outcome, change=change)
 
 
@@ -246,7 +268,8 @@ def controls(request: HttpRequest, entity_id: int) -> HttpResponse:
 @workspace_page(role=Role.EDITOR)
 @require_GET
 def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
-    """The merge control's typeahead: active entities any word of whose name or aliases
+    """The typeahead of the merge and add-a-relation controls (`for=relation`): active
+    entities any word of whose name or aliases
     starts like `q` (one typo forgiven; best matches first, then the most connected), or,
     when none does, that contain it; this one left out."""
     workspace = _workspace(request)
@@ -263,7 +286,7 @@ def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
     return render(
         request,
         "explorer/curation/_merge_targets.html",
-        {"q": q, "targets": targets, "entity": entity},
+        {"q": q, "targets": targets, "entity": entity, "purpose": request.GET.get("for", "")},
     )
 
 
@@ -404,6 +427,206 @@ def split(request: HttpRequest, entity_id: int) -> HttpResponse:
     return _perform(request, entity_id, "split", act, values=values)
 
 
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def relation_add(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Add a relation by hand between this entity and the one chosen in the typeahead
+    (`direction` "out": this one is the source, "in": the target)."""
+    post = request.POST
+    values = {key: post.get(key, "") for key in ("type", "direction", "description", "reason")}
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        other = _posted_id(request, "target", "Choose the other entity.")
+        ends = (other, entity_id) if values["direction"] == "in" else (entity_id, other)
+        event = do_add_relation(
+            workspace=workspace, source_id=ends[0], target_id=ends[1],
+            type_name=values["type"], description=values["description"],
+            reason=values["reason"], actor=actor,
+        )  # fmt: skip
+        return Change(
+            event, shown=entity_id, focus=entity_id, undo_event=event.pk, undo_kind="relation"
+        )
+
+    return _perform(request, entity_id, "relation_add", act, values=values)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def relation_undo_for_entity(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """The entity panel's Undo of a relation it added."""
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event = do_undo_relation_event(workspace=workspace, event_id=event_id, actor=actor)
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "relation_add", act)
+
+
+# --- The relation panel's controls -------------------------------------------------------
+
+
+def relation_controls_context(
+    request: HttpRequest, relation: dict[str, Any], *, outcome: Outcome | None = None,
+    values: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """What the relation controls show: the relation, the types it may take, its history
+    (the newest change that still stands can be undone), and the last outcome."""
+    workspace = _workspace(request)
+    types = [name for name, _ in get_schema_snapshot(workspace).relation_types]
+    if relation["type"] not in types:
+        types = sorted([*types, relation["type"]])
+    events = list(list_curation_events(workspace, relation_id=relation["id"])[:HISTORY_LIMIT])
+    standing = next(
+        (e.pk for e in events if e.action in RELATION_ACTIONS and not e.undone_by_id), None
+    )
+    return {
+        "relation": relation,
+        "types": types,
+        "events": [{"event": e, "undo": e.pk == standing} for e in events],
+        "outcome": outcome,
+        "values": values or {},
+        "ws": workspace.slug,
+    }
+
+
+def _relation_or_404(workspace: Workspace, relation_id: int) -> dict[str, Any]:
+    try:
+        return get_relation_detail(workspace, relation_id, evidence_limit=PANEL_EVIDENCE)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+
+
+def _entity_url(workspace: Workspace, entity_id: int) -> str:
+    query = urlencode({"ws": workspace.slug})
+    return f"{reverse('explorer:entity_panel', args=[entity_id])}?{query}"
+
+
+def _relation_panel(
+    request: HttpRequest,
+    relation_id: int,
+    *,
+    outcome: Outcome | None = None,
+    values: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """The relation panel (as the graph screen draws it) with the controls in it."""
+    workspace = _workspace(request)
+    relation = _relation_or_404(workspace, relation_id)
+    for end in ("source", "target"):
+        relation[end]["url"] = _entity_url(workspace, relation[end]["id"])
+    evidence = [
+        {**row, **highlighted(row),
+         "link": document_link(workspace, row["document"]["id"], row.get("char_start"),
+                               row.get("char_end"))}
+        for row in relation["evidence"]
+    ]  # fmt: skip
+    request.curation_relation = relation_controls_context(  # type: ignore[attr-defined]
+        request, relation, outcome=outcome, values=values
+    )
+    template = "explorer/graph/relation_panel.html"
+    if getattr(request, "htmx", False):
+        template += "#panel"
+    context = {"nav": "explore", "workspace": workspace, "relation": relation,
+               "evidence": evidence}  # fmt: skip
+    return render(request, template, context, status=_status(request, outcome))
+
+
+def _perform_on_relation(
+    request: HttpRequest,
+    relation_id: int,
+    control: str,
+    act: Callable[[Workspace, Any], CurationEvent],
+    *,
+    values: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """Run one relation action (404 if the workspace has no such relation) and answer
+    with the relation panel: the event's summary and its Undo, or the error next to
+    `control`. An undo that removed a hand-made relation answers with its source's panel."""
+    workspace = _workspace(request)
+    before = _relation_or_404(workspace, relation_id)
+    try:
+        event = act(workspace, request.user)
+    except DomainError as exc:
+        outcome = Outcome(control, exc.message, error=True, status=exc.status)
+        return _relation_panel(request, relation_id, outcome=outcome, values=values)
+    undo = event.pk if event.action in RELATION_ACTIONS else None
+    outcome = Outcome(control, event.summary, undo_event=undo, undo_kind="relation")
+    if event.relation_id is None:
+        response = _panel(request, before["source"]["id"], outcome=outcome)
+    else:
+        response = _relation_panel(request, relation_id, outcome=outcome)
+    # The graph page re-reads the edges among what it shows (deleted, retyped, reversed).
+    response["HX-Trigger"] = _graph_changed(before["source"]["id"], [])
+    return response
+
+
+@workspace_page(role=Role.EDITOR)
+@require_GET
+def relation_controls(request: HttpRequest, relation_id: int) -> HttpResponse:
+    """The controls alone: loaded by the relation panel the graph screen opens."""
+    relation = _relation_or_404(_workspace(request), relation_id)
+    return render(
+        request,
+        "explorer/curation/_relation_controls.html",
+        {"curation": relation_controls_context(request, relation)},
+    )
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def relation_delete(request: HttpRequest, relation_id: int) -> HttpResponse:
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        return do_delete_relation(workspace=workspace, relation_id=relation_id, actor=actor)
+
+    return _perform_on_relation(request, relation_id, "delete", act)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def relation_retype(request: HttpRequest, relation_id: int) -> HttpResponse:
+    type_name = request.POST.get("type", "")
+
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        return do_retype_relation(
+            workspace=workspace, relation_id=relation_id, type_name=type_name, actor=actor
+        )
+
+    return _perform_on_relation(request, relation_id, "retype", act, values={"type": type_name})
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def relation_reverse(request: HttpRequest, relation_id: int) -> HttpResponse:
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        return do_reverse_relation(workspace=workspace, relation_id=relation_id, actor=actor)
+
+    return _perform_on_relation(request, relation_id, "reverse", act)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def relation_edit(request: HttpRequest, relation_id: int) -> HttpResponse:
+    description = request.POST.get("description", "")
+
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        return do_edit_relation(
+            workspace=workspace, relation_id=relation_id, description=description, actor=actor
+        )
+
+    values = {"description": description}
+    return _perform_on_relation(request, relation_id, "describe", act, values=values)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def relation_undo(request: HttpRequest, relation_id: int) -> HttpResponse:
+    def act(workspace: Workspace, actor: Any) -> CurationEvent:
+        event_id = _posted_id(request, "event", "Say which change to undo.")
+        return do_undo_relation_event(workspace=workspace, event_id=event_id, actor=actor)
+
+    return _perform_on_relation(request, relation_id, "history", act)
+
+
 # --- The review page -------------------------------------------------------------------
 
 
@@ -524,6 +747,12 @@ def _entity_path(action: str, view: Callable[..., HttpResponse], route: str = ""
     )
 
 
+def _relation_path(action: str, view: Callable[..., HttpResponse]) -> URLPattern:
+    return path(
+        f"curation/relations/<int:relation_id>/{action}/", view, name=f"curation_relation_{action}"
+    )
+
+
 urlpatterns: list[URLPattern] = [
     path("review/", review, name="review"),
     path("review/<int:suggestion_id>/accept/", review_accept, name="review_accept"),
@@ -540,4 +769,16 @@ urlpatterns: list[URLPattern] = [
     _entity_path("delete", delete),
     _entity_path("restore", restore),
     _entity_path("split", split),
+    _entity_path("relation_add", relation_add, "relation-add"),
+    _entity_path("relation_add_undo", relation_undo_for_entity, "relation-undo"),
+    path(
+        "curation/relations/<int:relation_id>/",
+        relation_controls,
+        name="curation_relation_controls",
+    ),
+    _relation_path("delete", relation_delete),
+    _relation_path("retype", relation_retype),
+    _relation_path("reverse", relation_reverse),
+    _relation_path("describe", relation_edit),
+    _relation_path("undo", relation_undo),
 ]

@@ -1,6 +1,7 @@
-"""Django admin for curation: entities (with their evidence and history), relations, the
-merge-suggestion queue and the curation log. Every change goes through the curation
-actions, so the admin leaves the same events and rules as the API."""
+"""Django admin for curation: entities (with their evidence and history), relations (with
+their history and hand-made notes), the merge-suggestion queue and the curation log.
+Every change goes through the curation actions, so the admin leaves the same events and
+rules as the API."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ from knowledge.actions.curation import (
     do_restore_entity,
     do_update_entity,
 )
+from knowledge.actions.relation_curation import (
+    do_delete_relation,
+    do_reverse_relation,
+    do_update_relation,
+)
 from knowledge.models import (
     CurationEvent,
     Entity,
@@ -29,6 +35,7 @@ from knowledge.models import (
     Relation,
     SuggestionStatus,
 )
+from knowledge.models.curation import RelationNote
 from workspaces.errors import DomainError
 
 
@@ -159,13 +166,80 @@ class EntityAdmin(admin.ModelAdmin):
         self.message_user(request, f"{done} entit{'y' if done == 1 else 'ies'} changed.")
 
 
+class RelationHistoryInline(admin.TabularInline):
+    model = CurationEvent
+    fk_name = "relation"
+    fields = ("created_at", "action", "actor", "summary", "undone_by")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    verbose_name_plural = "history"
+
+
+class RelationNoteInline(admin.TabularInline):
+    model = RelationNote
+    fields = ("created_at", "actor", "reason", "chunk", "char_start", "char_end")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    verbose_name_plural = "added by hand"
+
+
 @admin.register(Relation)
 class RelationAdmin(admin.ModelAdmin):
     list_display = ("source", "type", "target", "weight", "evidence_count", "state", "workspace")
-    list_filter = ("state", ("type", admin.RelatedOnlyFieldListFilter), "workspace")
+    list_filter = ("state", ("type", admin.RelatedOnlyFieldListFilter), "workspace", "curated")
     search_fields = ("source__name", "target__name", "description")
-    raw_id_fields = ("source", "target", "merged_into")
-    readonly_fields = ("weight", "evidence_count", "state", "merged_into", "workspace")
+    # Type and description are edited (through the curation actions); the ends change by
+    # "Reverse selected", the rest is derived from evidence.
+    readonly_fields = ("source", "target", "weight", "evidence_count", "keywords", "state",
+                       "merged_into", "workspace", "curated", "description_curated")  # fmt: skip
+    inlines = (RelationNoteInline, RelationHistoryInline)
+    actions = ("delete_selected_relations", "reverse_selected")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting is a curation action (logged, undoable, held through re-extraction).
+        return False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Relations are added by hand in the explorer or the API, with a reason.
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Relation, form: Any, change: bool) -> None:
+        """A changed type and description go through `do_update_relation` (the retype and
+        edit actions): each leaves an event, and the retype its rule."""
+        before = Relation.objects.select_related("workspace").get(pk=obj.pk)
+        changed = set(form.changed_data)
+        try:
+            do_update_relation(
+                workspace=before.workspace,
+                relation_id=obj.pk,
+                type_name=obj.type.name if "type" in changed else None,
+                description=obj.description if "description" in changed else None,
+                actor=request.user,  # type: ignore[arg-type]
+            )
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+
+    @admin.action(description="Delete selected relations (logged)")
+    def delete_selected_relations(self, request: HttpRequest, queryset: QuerySet[Relation]) -> None:
+        self._each(request, queryset.filter(state=EntityState.ACTIVE), do_delete_relation)
+
+    @admin.action(description="Reverse selected")
+    def reverse_selected(self, request: HttpRequest, queryset: QuerySet[Relation]) -> None:
+        self._each(request, queryset.filter(state=EntityState.ACTIVE), do_reverse_relation)
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[Relation], action: Any) -> None:
+        done = 0
+        for relation in queryset.select_related("workspace").order_by("pk"):
+            try:
+                action(workspace=relation.workspace, relation_id=relation.pk, actor=request.user)
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, f"#{relation.pk}: {exc.message}", messages.ERROR)
+        self.message_user(request, f"{done} relation{'' if done == 1 else 's'} changed.")
 
 
 @admin.register(MergeSuggestion)
@@ -204,8 +278,8 @@ class CurationEventAdmin(admin.ModelAdmin):
     list_display = ("created_at", "action", "actor", "summary", "undone_by", "workspace")
     list_filter = ("action", "workspace")
     search_fields = ("summary",)
-    readonly_fields = ("workspace", "action", "actor", "entity", "payload", "summary",
-                       "undone_by", "created_at")  # fmt: skip
+    readonly_fields = ("workspace", "action", "actor", "entity", "relation", "payload",
+                       "summary", "undone_by", "created_at")  # fmt: skip
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -31,6 +31,9 @@ from knowledge.models import (
     TypeStatus,
 )
 
+# The weight of a hand-made relation no extraction supports (weights are strength / 10).
+MANUAL_RELATION_WEIGHT = 1.0
+
 
 @dataclass(slots=True)
 class Touched:
@@ -85,10 +88,16 @@ def _refresh_relations(relation_ids: set[int], *, prune: bool) -> None:
         .values("relation_id")
         .annotate(n=Count("pk"), strength=Sum("strength"))
     }
-    # Only live edges go; one folded into another by a merge waits for its unmerge.
+    # Only live edges go; one folded into another by a merge waits for its unmerge, and one
+    # a person changed or added (`curated`) stays without extracted evidence.
     if prune:
-        Relation.objects.filter(pk__in=relation_ids - set(stats), state=EntityState.ACTIVE).delete()
-    Relation.objects.filter(pk__in=relation_ids - set(stats)).update(evidence_count=0, weight=0.0)
+        Relation.objects.filter(
+            pk__in=relation_ids - set(stats), state=EntityState.ACTIVE, curated=False
+        ).delete()
+    bare = Relation.objects.filter(pk__in=relation_ids - set(stats))
+    bare.update(evidence_count=0, weight=0.0)
+    # A relation a person added by hand (its note) weighs as one strong evidence row.
+    bare.filter(notes__isnull=False).update(weight=MANUAL_RELATION_WEIGHT)
     fragments: dict[int, list[tuple[str, list[str]]]] = {}
     for relation_id, description, keywords in _first_rows(
         RelationEvidence.objects.filter(relation_id__in=set(stats)),
@@ -98,11 +107,14 @@ def _refresh_relations(relation_ids: set[int], *, prune: bool) -> None:
     ):
         fragments.setdefault(relation_id, []).append((description, keywords or []))
     updates = []
-    for relation in Relation.objects.filter(pk__in=set(stats)).only("pk"):
+    for relation in Relation.objects.filter(pk__in=set(stats)).only(
+        "pk", "description", "description_curated"
+    ):
         row, parts = stats[relation.pk], fragments.get(relation.pk, [])
         relation.evidence_count = row["n"]
         relation.weight = round(float(row["strength"] or 0) / 10, 3)
-        relation.description = _top_fragments(d for d, _ in parts)
+        if not relation.description_curated:  # a person's description stays
+            relation.description = _top_fragments(d for d, _ in parts)
         relation.keywords = _keywords(k for _, ks in parts for k in ks)
         updates.append(relation)
     Relation.objects.bulk_update(

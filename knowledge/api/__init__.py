@@ -2,17 +2,28 @@
 
 `config/api.py` mounts `router`; nothing registers itself by being imported. Entities
 (reads and curation share `entities/{id}`), the review queue, the schema registry,
-extraction accounts, graph reads, search and the quality report.
+extraction accounts, graph reads, relations (reads and curation share `relations/{id}`),
+search and the quality report.
 """
 
 from __future__ import annotations
 
 from ninja import Router
 
-from knowledge.api import ask, entities, extraction, graph, quality, search, suggestions, types
+from knowledge.api import (
+    ask,
+    entities,
+    extraction,
+    graph,
+    quality,
+    relations,
+    search,
+    suggestions,
+    types,
+)
 
 router = Router()
-for part in (types, extraction, entities, suggestions, graph, search, quality, ask):
+for part in (types, extraction, entities, suggestions, graph, relations, search, quality, ask):
     router.add_router("", part.router)
 
 __all__ = ["router"]

@@ -1,4 +1,4 @@
-"""Reads over the graph beyond single entities: paths, subgraphs, relations, statistics,
+"""Reads over the graph beyond single entities: paths, subgraphs, statistics,
 hubs, the export, and the explorer's bulk loads. Every handler starts with
 `get_workspace_access` (viewers may read all of this), then calls one selector
 (knowledge/selectors/) or the export (knowledge/export.py). Neighbourhood, subgraph, path
@@ -10,12 +10,10 @@ the same code.
 # wrapped by @paginate in the wrapper's module, where string annotations name nothing.
 from typing import Annotated, Any, Literal
 
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from ninja import Query, Router
-from ninja.pagination import paginate
 
-from knowledge.api.params import MAX_PAGE, Pagination, StateFilter, day_bound
+from knowledge.api.params import MAX_PAGE, day_bound
 from knowledge.export import export_graph
 from knowledge.schemas.graph import (
     BulkGraphIn,
@@ -24,14 +22,9 @@ from knowledge.schemas.graph import (
     GraphOut,
     HubsOut,
     PathOut,
-    RelationDetailOut,
-    RelationOut,
     StatsOut,
 )
 from knowledge.selectors.bulk_graph import GraphFilters, get_bulk_graph
-from knowledge.selectors.entities import (
-    MAX_EVIDENCE,
-)
 from knowledge.selectors.graph import (
     MAX_PATH_HOPS,
     get_hubs,
@@ -40,7 +33,6 @@ from knowledge.selectors.graph import (
     get_workspace_stats,
 )
 from knowledge.selectors.params import MAX_GRAPH_NODES, parse_ids, parse_names
-from knowledge.selectors.relations import get_relation_detail, list_relations
 from workspaces.auth import get_workspace_access
 from workspaces.models import MAX_ID
 
@@ -89,50 +81,6 @@ def subgraph(
     """Ids that are not active entities of this workspace are left out, as if missing."""
     workspace = get_workspace_access(request, slug).workspace
     return get_subgraph(workspace, parse_ids(ids, label="ids"))
-
-
-@router.get(
-    "/workspaces/{slug}/relations",
-    response=list[RelationOut],
-    summary="Relations: filter by source, target, either end, type",
-)
-@paginate(Pagination)
-def relations(
-    request: HttpRequest,
-    slug: str,
-    source: Annotated[int | None, Query(ge=1, le=MAX_ID, description="source entity id")] = None,
-    target: Annotated[int | None, Query(ge=1, le=MAX_ID, description="target entity id")] = None,
-    entity: Annotated[int | None, Query(ge=1, le=MAX_ID, description="either end")] = None,
-    type: Annotated[str | None, Query(max_length=64, description="relation type name")] = None,
-    state: Annotated[StateFilter, Query()] = "active",
-) -> QuerySet[Any]:
-    """Strongest (highest weight) first."""
-    workspace = get_workspace_access(request, slug).workspace
-    return list_relations(
-        workspace,
-        source_id=source,
-        target_id=target,
-        entity_id=entity,
-        relation_type=type,
-        state=state,
-    )
-
-
-@router.get(
-    "/workspaces/{slug}/relations/{relation_id}",
-    response=RelationDetailOut,
-    summary="One relation and its evidence",
-)
-def get_relation(
-    request: HttpRequest,
-    slug: str,
-    relation_id: int,
-    evidence_limit: Annotated[int, Query(ge=0, le=MAX_EVIDENCE)] = 20,
-) -> dict[str, Any]:
-    """Each evidence row: its chunk and document, the sentence span (document offsets) and
-    the sentence, the extractor's description and strength (0..10)."""
-    workspace = get_workspace_access(request, slug).workspace
-    return get_relation_detail(workspace, relation_id, evidence_limit=evidence_limit)
 
 
 @router.get("/workspaces/{slug}/stats", response=StatsOut, summary="Graph statistics")

@@ -9,6 +9,8 @@ from knowledge.models.curation import (
     CurationEvent,
     CurationRule,
     MergeSuggestion,
+    RelationNote,
+    RelationRule,
     RuleKind,
     SuggestionStatus,
 )
@@ -42,6 +44,8 @@ __all__ = [
     "MergeSuggestion",
     "Relation",
     "RelationEvidence",
+    "RelationNote",
+    "RelationRule",
     "RelationType",
     "RuleKind",
     "SourceExtraction",

@@ -7,6 +7,12 @@ holds the rules those actions imply (a name pinned to an entity, a blocked name,
 that is "not the same"), which consolidation applies before anything automatic, so a
 decision survives re-ingestion and re-extraction. `MergeSuggestion` is the review queue for
 pairs in the doubtful band.
+
+Relations are curated the same way: each change is a `CurationEvent` (its `relation` the
+edge changed), and `RelationRule` remembers what extraction must do with an edge it
+finds again (drop one a person deleted, land one they retyped or reversed on the edge as
+they left it). `RelationNote` is a hand-made relation's own evidence: who added it, why,
+and optionally where in a document.
 """
 
 from __future__ import annotations
@@ -15,8 +21,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from knowledge.models.graph import Entity
-from knowledge.models.schema import EntityType
+from knowledge.models.graph import Entity, Relation
+from knowledge.models.schema import EntityType, RelationType
 from workspaces.models import WorkspaceScopedModel
 
 
@@ -61,6 +67,12 @@ class CurationAction(models.TextChoices):
     BLOCK = "block", "Block a name"
     NOT_SAME = "not_same", "Not the same"
     AUTO_MERGE = "auto_merge", "Automatic merge"
+    RELATION_DELETE = "relation_delete", "Delete a relation"
+    RELATION_RETYPE = "relation_retype", "Retype a relation"
+    RELATION_REVERSE = "relation_reverse", "Reverse a relation"
+    RELATION_ADD = "relation_add", "Add a relation"
+    RELATION_EDIT = "relation_edit", "Edit a relation's description"
+    RELATION_UNDO = "relation_undo", "Undo a relation change"
 
 
 class CurationEvent(WorkspaceScopedModel):
@@ -72,6 +84,10 @@ class CurationEvent(WorkspaceScopedModel):
     )  # fmt: skip
     entity = models.ForeignKey(
         Entity, null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_events"
+    )
+    # The relation a relation action changed (null for entity actions).
+    relation = models.ForeignKey(
+        Relation, null=True, blank=True, on_delete=models.SET_NULL, related_name="curation_events"
     )
     # Everything needed to undo the action exactly (ids and prior field values).
     payload = models.JSONField(default=dict, blank=True)
@@ -127,6 +143,69 @@ class CurationRule(WorkspaceScopedModel):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.canonical or (self.entity_id, self.other_id)}"
+
+
+class RelationOutcome(models.TextChoices):
+    SUPPRESS = "suppress", "Dropped (a person deleted it)"
+    REDIRECT = "redirect", "Lands on the curated relation"
+
+
+class RelationRule(WorkspaceScopedModel):
+    """What extraction does with an edge (source, target, type as extracted) a person
+    changed: `suppress` drops it (counted as `relations_suppressed_by_curation`),
+    `redirect` puts its evidence on `relation` wherever that edge points now (retyped,
+    reversed). The undo of the event that made a rule retires it."""
+
+    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    type = models.ForeignKey(RelationType, on_delete=models.CASCADE, related_name="+")
+    outcome = models.CharField(max_length=16, choices=RelationOutcome.choices)
+    relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="rules")
+    event = models.ForeignKey(
+        CurationEvent, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="relation_rules",
+    )  # fmt: skip
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["workspace", "source", "target"],
+                condition=Q(active=True),
+                name="relationrule_active_edge",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.outcome} {self.source_id} -{self.type_id}-> {self.target_id}"
+
+
+class RelationNote(WorkspaceScopedModel):
+    """Why a person added a relation by hand: who, the reason they gave, and optionally the
+    document span that shows it (a chunk of the workspace, document offsets)."""
+
+    relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="notes")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    reason = models.TextField(blank=True)
+    chunk = models.ForeignKey(
+        "ingest.Chunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    char_start = models.PositiveIntegerField(null=True, blank=True)
+    char_end = models.PositiveIntegerField(null=True, blank=True)
+    event = models.ForeignKey(
+        CurationEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"note on relation {self.relation_id}"
 
 
 class SuggestionStatus(models.TextChoices):

@@ -67,10 +67,15 @@ def list_merge_suggestions(workspace: Workspace, *, status: str = "open") -> Any
     )
 
 
-def list_curation_events(workspace: Workspace, *, entity_id: int | None = None) -> Any:
+def list_curation_events(
+    workspace: Workspace, *, entity_id: int | None = None, relation_id: int | None = None
+) -> Any:
+    """The workspace's curation events, newest first (one entity's or one relation's)."""
     events = CurationEvent.objects.for_workspace(workspace).select_related("actor")
     if entity_id is not None:
         events = events.filter(entity_id=entity_id)
+    if relation_id is not None:
+        events = events.filter(relation_id=relation_id)
     return events.order_by("-created_at", "-pk")
 
 

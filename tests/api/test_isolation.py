@@ -23,6 +23,7 @@ import pytest
 from django.test import Client
 
 from config.api import api
+from knowledge.actions.relation_curation import do_edit_relation
 from knowledge.models import EntityType, MergeSuggestion, TypeStatus
 from tests.knowledge.graph_data import make_graph
 
@@ -31,6 +32,7 @@ OPENAPI = api.get_openapi_schema()
 # Path parameters that name a row of a workspace; `kind` and the like are vocabulary.
 ROW_PARAMS = {
     "entity_id", "source_id", "document_id", "token_id", "suggestion_id", "relation_id", "name",
+    "event_id",
 }  # fmt: skip
 
 
@@ -93,6 +95,9 @@ def populate(member, *, type_name: str) -> Tenant:
     EntityType.objects.create(
         workspace=member.workspace, name=type_name, status=TypeStatus.PROPOSED
     )
+    event = do_edit_relation(
+        workspace=member.workspace, relation_id=built.relations[0].pk, description="Kin."
+    )
     return Tenant(
         slug=member.workspace.slug,
         client=member.client(),
@@ -104,6 +109,7 @@ def populate(member, *, type_name: str) -> Tenant:
             "token_id": member.token.pk,
             "suggestion_id": suggestion.pk,
             "relation_id": built.relations[0].pk,
+            "event_id": event.pk,
             "mention_id": built.entities["Ada Lovelace"].mentions.get().pk,
             "name": type_name,
             "kind": "entity-types",

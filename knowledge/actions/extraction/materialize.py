@@ -47,6 +47,7 @@ from knowledge.models import (
     TypeOrigin,
     TypeStatus,
 )
+from knowledge.models.curation import RelationOutcome, RelationRule
 from workspaces.models import Workspace
 
 
@@ -273,8 +274,10 @@ class _WindowWriter:
             )  # fmt: skip
 
     def wanted_relations(self, relations: list[dict[str, Any]]) -> WantedRelations:
-        """(source, target, type) -> the first raw relation saying it, ends resolved."""
-        wanted: WantedRelations = {}
+        """(source, target, type) -> the first raw relation saying it, ends resolved, and
+        curation's relation rules applied (a deleted edge dropped, a retyped or reversed
+        one landing on the edge as a person left it)."""
+        found: list[tuple[tuple[int, int, int], dict[str, Any], RelationType]] = []
         for raw in relations:
             source = self.entity_named(str(raw.get("source", "")))
             target = self.entity_named(str(raw.get("target", "")))
@@ -287,7 +290,16 @@ class _WindowWriter:
             relation_type = self.types.relation_type(
                 str(raw.get("type", "")), bool(raw.get("proposed_type")), self.origin
             )
-            wanted.setdefault((source.pk, target.pk, relation_type.pk), (raw, relation_type))
+            found.append(((source.pk, target.pk, relation_type.pk), raw, relation_type))
+        curated = curated_edges(self.workspace, {key for key, _, _ in found})
+        wanted: WantedRelations = {}
+        for key, raw, relation_type in found:
+            if key in curated:
+                if curated[key] is None:
+                    self.count("relations_suppressed_by_curation")
+                    continue
+                key, relation_type = curated[key]  # type: ignore[misc]
+            wanted.setdefault(key, (raw, relation_type))
         return wanted
 
     def write_relations(self, wanted: WantedRelations) -> set[int]:
@@ -344,6 +356,38 @@ class _WindowWriter:
             keywords=[str(k)[:100] for k in (raw.get("keywords") or [])][:20],
             strength=strength,
         )
+
+
+CuratedEdges = dict[tuple[int, int, int], tuple[tuple[int, int, int], RelationType] | None]
+
+
+def curated_edges(workspace: Workspace, keys: set[tuple[int, int, int]]) -> CuratedEdges:
+    """What curation says about these extracted edges (knowledge/models/curation.py,
+    `RelationRule`): None for an edge a person deleted, the curated edge's (source,
+    target, type) for one they retyped or reversed; edges without a rule are absent."""
+    if not keys:
+        return {}
+    rules = (
+        RelationRule.objects.for_workspace(workspace)
+        .filter(
+            active=True,
+            source_id__in={s for s, _, _ in keys},
+            target_id__in={t for _, t, _ in keys},
+        )
+        .select_related("relation__type")
+        .order_by("pk")
+    )
+    edges: CuratedEdges = {}
+    for rule in rules:
+        key = (rule.source_id, rule.target_id, rule.type_id)
+        if key not in keys:
+            continue
+        relation = rule.relation
+        if rule.outcome == RelationOutcome.SUPPRESS or relation.state != EntityState.ACTIVE:
+            edges[key] = None
+        elif edges.get(key, ()) is not None:
+            edges[key] = ((relation.source_id, relation.target_id, relation.type_id), relation.type)
+    return edges
 
 
 def _short_forms(
