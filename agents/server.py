@@ -49,7 +49,10 @@ SERVER_VERSION = "0.1.0"
 # Implementation-defined JSON-RPC error code (the MCP band -32000..-32019 minus the SDK's).
 RATE_LIMITED = -32010
 # Write tools that change what exists (undoably) rather than only adding to it.
-CURATION_TOOLS = frozenset({"merge_entities", "unmerge"})
+CURATION_TOOLS = frozenset(
+    {"merge_entities", "unmerge", "update_relation", "delete_relation", "reverse_relation"}
+    | {"undo_relation_change"}
+)
 
 
 def instructions(access: Access) -> str:

@@ -16,6 +16,8 @@ from agents.results import bound_data, dumps
 from ingest.actions.crawl import do_run_crawl
 from ingest.models import Source
 from knowledge.actions.curation import do_merge_entities
+from knowledge.actions.relation_curation import do_edit_relation
+from knowledge.models import Relation
 from tests.agents.conftest import call
 from tests.ingest.crawl_site import CrawlSite
 from workspaces.models import Role
@@ -33,6 +35,11 @@ def test_a_viewer_is_refused_every_write_tool_naming_the_role(make_member, corpu
         "crawl": {"url": "https://example.org/", "max_pages": 5},
         "merge_entities": {"entity_ids": [crane, authority]},
         "unmerge": {"entity_id": crane},
+        "add_relation": {"source_id": authority, "target_id": crane, "type": "related_to"},
+        "update_relation": {"relation_id": 1, "description": "x"},
+        "delete_relation": {"relation_id": 1},
+        "reverse_relation": {"relation_id": 1},
+        "undo_relation_change": {"event_id": 1},
     }
     sources = Source.objects.count()
 
@@ -56,6 +63,12 @@ def _digits(text: str) -> str:
 
 def test_another_workspaces_token_sees_nothing_of_this_one(alice, bob, corpus, session):
     crane, mirela = corpus.entities["Crane 7"], corpus.entities["Mirela Ostrova"]
+    relation = Relation.objects.get(
+        workspace=alice.workspace, source_id=mirela, target_id=crane, state="active"
+    ).pk
+    relation_event = do_edit_relation(
+        workspace=alice.workspace, relation_id=relation, description="Repaired it."
+    )
     event = do_merge_entities(
         workspace=alice.workspace, merged_ids=[corpus.entities["Harbour Authority"], crane]
     )
@@ -66,7 +79,16 @@ def test_another_workspaces_token_sees_nothing_of_this_one(alice, bob, corpus, s
         "source_status": ({"source_id": corpus.crane.pk}, {"source_id": MISSING}),
         "merge_entities": ({"entity_ids": [mirela, crane]}, {"entity_ids": [MISSING, crane]}),
         "unmerge": ({"event_id": event.pk}, {"event_id": MISSING}),
-    }
+        "add_relation": (
+            {"source_id": mirela, "target_id": crane, "type": "works_for"},
+            {"source_id": MISSING, "target_id": crane, "type": "works_for"},
+        ),
+        "update_relation": ({"relation_id": relation, "description": "x"},
+                            {"relation_id": MISSING, "description": "x"}),
+        "delete_relation": ({"relation_id": relation}, {"relation_id": MISSING}),
+        "reverse_relation": ({"relation_id": relation}, {"relation_id": MISSING}),
+        "undo_relation_change": ({"event_id": relation_event.pk}, {"event_id": MISSING}),
+    }  # fmt: skip
     document = corpus.crane.documents.get()
     uris = [
         f"graphloom://entities/{mirela}",

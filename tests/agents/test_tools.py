@@ -10,7 +10,7 @@ import pytest
 from ingest.actions.crawl import do_run_crawl
 from ingest.actions.pipeline import do_process_documents
 from ingest.models import CrawlPage, Source
-from knowledge.models import CurationEvent, Entity
+from knowledge.models import CurationEvent, Entity, Relation
 from tests.agents.conftest import call
 from tests.ingest.crawl_site import CrawlSite
 from tests.llm_server import Reply
@@ -20,7 +20,10 @@ READ_TOOLS = {
     "search", "ask", "get_entity", "list_entities", "neighborhood", "find_path",
     "list_sources", "source_status", "graph_stats",
 }  # fmt: skip
-WRITE_TOOLS = {"add_text", "add_url", "crawl", "merge_entities", "unmerge"}
+WRITE_TOOLS = {
+    "add_text", "add_url", "crawl", "merge_entities", "unmerge", "add_relation",
+    "update_relation", "delete_relation", "reverse_relation", "undo_relation_change",
+}  # fmt: skip
 
 
 def test_tools_are_listed_with_descriptions_schemas_and_hints(alice, llm, session):
@@ -194,3 +197,52 @@ def test_web_sources_are_fetched_within_their_limits(
     assert (status["status"], status["name"], status["failures"]) == ("done", "Site", [])
     ingested = CrawlPage.objects.filter(source_id=source_id, status="ingested").count()
     assert ingested == pages
+
+
+def test_relations_are_curated_and_undone_through_the_tools(alice, corpus, session):
+    mirela, crane = corpus.entities["Mirela Ostrova"], corpus.entities["Crane 7"]
+    authority = corpus.entities["Harbour Authority"]
+    relation = Relation.objects.get(
+        workspace=alice.workspace, source_id=mirela, target_id=crane, state="active"
+    )
+    before = Relation.objects.values().get(pk=relation.pk)
+    reversed_ = call(session, alice, "reverse_relation", {"relation_id": relation.pk})
+    assert not reversed_.is_error, reversed_.content
+    data = reversed_.structured_content
+    assert (data["relation"]["source"]["id"], data["relation"]["target"]["id"]) == (crane, mirela)
+    assert data["event"]["action"] == "relation_reverse"
+    assert data["undo"] == {
+        "tool": "undo_relation_change",
+        "arguments": {"event_id": data["event"]["id"]},
+    }
+    undone = call(session, alice, "undo_relation_change", data["undo"]["arguments"])
+    assert not undone.is_error, undone.content
+    after = Relation.objects.values().get(pk=relation.pk)
+    assert {k: v for k, v in after.items() if k != "updated_at"} == {
+        k: v for k, v in before.items() if k != "updated_at"
+    }
+
+    added = call(
+        session,
+        alice,
+        "add_relation",
+        {"source_id": authority, "target_id": mirela, "type": "related_to", "reason": "Payroll."},
+    )
+    assert not added.is_error, added.content
+    new_id = added.structured_content["relation"]["id"]
+    retyped = call(
+        session, alice, "update_relation", {"relation_id": new_id, "description": "Pays her."}
+    )
+    assert retyped.structured_content["relation"]["description"] == "Pays her."
+    gone = call(session, alice, "delete_relation", {"relation_id": new_id})
+    assert not gone.is_error
+    assert Relation.objects.get(pk=new_id).state == "deleted"
+    duplicate = call(
+        session,
+        alice,
+        "add_relation",
+        {"source_id": mirela, "target_id": crane, "type": "related_to"},
+    )
+    assert duplicate.is_error and "already" in duplicate.content[0].text
+    empty = call(session, alice, "update_relation", {"relation_id": new_id})
+    assert empty.is_error and "type, description or both" in empty.content[0].text
