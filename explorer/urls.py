@@ -1,5 +1,6 @@
 """The browser UI's URLs: each screen's module lists its own (sources_views, graph_views,
-curation_views, quality_views, account_views); sign-in and first run are here."""
+curation_views, quality_views, entities_views, account_views, ask_views); sign-in and first
+run are here."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
@@ -8,6 +9,7 @@ from explorer import (
     account_views,
     ask_views,
     curation_views,
+    entities_views,
     graph_views,
     quality_views,
     sources_views,
@@ -30,6 +32,7 @@ urlpatterns = [
     *graph_views.urlpatterns,
     *curation_views.urlpatterns,
     *quality_views.urlpatterns,
+    *entities_views.urlpatterns,
     *account_views.urlpatterns,
     *ask_views.urlpatterns,
 ]
