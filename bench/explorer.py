@@ -18,9 +18,12 @@ gives, in ms since navigation started:
 then, after settling, the real mouse pans the view (a press on empty canvas) and drags the
 best-connected node (the worker re-heats the layout, so everything moves) for `--seconds`
 each, while the page counts requestAnimationFrame callbacks (fps) and the frames that drew
-the graph. The graph endpoint's payload is fetched once more to report bytes per node (raw,
-and gzip for reference). A screenshot of the 5k view goes to `--screenshot`. Prints JSON,
-one line per size and a summary; the workspaces are dropped afterwards unless `--keep`.
+the graph; then it zooms in on that node (scale 1.5: past the thresholds of arrowheads and
+edge labels, static/js/graph/render.js) and drags it again ("drag_zoomed"), reporting how
+many arrowheads and type labels the still view drew there. The graph endpoint's payload
+is fetched once more to report bytes per node (raw, and gzip for reference). A screenshot
+of the 5k view goes to `--screenshot`. Prints JSON, one line per size and a summary; the
+workspaces are dropped afterwards unless `--keep`.
 """
 
 from __future__ import annotations
@@ -170,7 +173,7 @@ def measure(
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    payload = page.request.get(f"/explore/graph.json?ws={slug}&hubs={size}")
+    payload = page.request.get(f"/api/v1/workspaces/{slug}/graph?hubs={size}")
     body = payload.body()
     data = json.loads(body)
     nodes = len(data["nodes"])
@@ -198,6 +201,18 @@ def measure(
     )
     hub = page.evaluate("graphloomBench.hubOnScreen()")
     drag = move_for(page, (canvas["x"] + hub[0], canvas["y"] + hub[1]), seconds)
+    page.wait_for_function(
+        "() => document.getElementById('graph-canvas').dataset.layout === 'settled'",
+        timeout=300_000,
+    )
+    page.evaluate("graphloomBench.zoomOnHub(1.5)")
+    page.wait_for_timeout(300)
+    details = page.evaluate(
+        "(() => { const d = graphloomBench.drawn();"
+        " return {arrows: d.arrows.length, edge_labels: d.edgeLabels.length}; })()"
+    )
+    hub = page.evaluate("graphloomBench.hubOnScreen()")
+    drag_zoomed = move_for(page, (canvas["x"] + hub[0], canvas["y"] + hub[1]), seconds)
     page.close()
     return {
         "entities": size,
@@ -212,6 +227,8 @@ def measure(
         "layout_ms": round(marks["settled"] - marks["dataLoaded"]),
         "pan": pan,
         "drag": drag,
+        "zoomed_details": details,
+        "drag_zoomed": drag_zoomed,
         "script_errors": errors,
     }
 
@@ -283,6 +300,7 @@ def main() -> None:
                         "settled_ms": r["settled_ms"],
                         "pan_fps": r["pan"] and r["pan"]["fps"],
                         "drag_fps": r["drag"]["fps"],
+                        "drag_zoomed_fps": r["drag_zoomed"]["fps"],
                         "payload_bytes_per_node": r["payload_bytes_per_node"],
                     }
                     for r in results

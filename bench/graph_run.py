@@ -75,8 +75,9 @@ def load_graph(workspace: Workspace, *, entities: int, relations: int, seed: int
             """
             INSERT INTO knowledge_relation (
                 workspace_id, source_id, target_id, type_id, description, keywords, weight,
-                evidence_count, state, created_at, updated_at)
-            SELECT %(ws)s, s.id, t.id, c.type_id, '', '[]', c.weight, 1, 'active', now(), now()
+                evidence_count, state, curated, description_curated, created_at, updated_at)
+            SELECT %(ws)s, s.id, t.id, c.type_id, '', '[]', c.weight, 1, 'active', false, false,
+                   now(), now()
             FROM (
                 SELECT DISTINCT ON (a, b, type_id) a, b, type_id, weight
                 FROM (

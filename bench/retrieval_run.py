@@ -267,10 +267,11 @@ def load(
     copy_rows(
         "knowledge_relation",
         ["workspace_id", "source_id", "target_id", "type_id", "description", "keywords",
-         "weight", "evidence_count", "state", "created_at", "updated_at"],
+         "weight", "evidence_count", "state", "curated", "description_curated", "created_at",
+         "updated_at"],
         (
             (workspace.pk, s, t, k, "", "[]", round(sum(e[3] for e in ev) / 10, 2), len(ev),
-             "active", now, now)
+             "active", False, False, now, now)
             for (s, t, k), ev in relations.items()
         ),
     )  # fmt: skip

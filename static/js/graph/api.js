@@ -95,6 +95,11 @@ export function initApi(config) {
       return this.bulk(ids, { touching });
     },
 
+    // One relation with its newest `evidenceLimit` evidence rows (the edge's hover card).
+    relation(id, { evidenceLimit = 1, signal } = {}) {
+      return request(`${base}/relations/${encodeURIComponent(id)}?${query({ evidence_limit: evidenceLimit })}`, { signal });
+    },
+
     path(from, to, { maxHops = 6 } = {}) {
       return request(`${base}/path?${query({ from, to, max_hops: maxHops })}`);
     },

@@ -1,11 +1,26 @@
 // Pointer and keyboard on the canvas: d3-zoom pans and zooms, d3-drag moves a node (the
 // layout worker keeps the rest following), a click opens a node's or an edge's panel, a
-// double-click expands a node's neighbourhood. Drag is attached before zoom so that a press
-// on a node drags it while a press on empty space pans.
+// double-click expands a node's neighbourhood, hovering an edge shows its card, a right-click
+// (or Shift+F10 / the context-menu key on the focused canvas, for the selected node or edge)
+// opens the context menu. Drag is attached before zoom so that a press on a node drags it
+// while a press on empty space pans.
 
 import { drag, select, zoom, zoomIdentity } from "../../vendor/d3.js";
 
-export function initInteractions({ canvas, tooltip, store, renderer, simulation, onNode, onEdge, onBackground, onExpand }) {
+export function initInteractions({
+  canvas,
+  tooltip,
+  store,
+  renderer,
+  simulation,
+  onNode,
+  onEdge,
+  onBackground,
+  onExpand,
+  onEdgeHover,
+  onMenu,
+  menuOpen = () => false,
+}) {
   const graph = store.graph;
   const listeners = { zoomend: [] };
   let animation = null;
@@ -23,6 +38,7 @@ export function initInteractions({ canvas, tooltip, store, renderer, simulation,
     .on("zoom", (event) => {
       renderer.setTransform(event.transform);
       hideTooltip();
+      hoverEdge(-1);
     })
     .on("end", () => {
       panning = false;
@@ -92,20 +108,63 @@ export function initInteractions({ canvas, tooltip, store, renderer, simulation,
     if (hoverFrame) return;
     hoverFrame = requestAnimationFrame(() => {
       hoverFrame = 0;
-      if (!lastPointer || panning || canvas.classList.contains("dragging")) return;
+      // (an open context menu keeps the pointer's tooltips away from it)
+      if (!lastPointer || panning || canvas.classList.contains("dragging") || menuOpen()) return;
       const [sx, sy] = lastPointer;
       const index = renderer.hitNode(sx, sy);
       store.setHovered(index);
-      canvas.classList.toggle("over-node", index >= 0);
+      const edge = index < 0 ? renderer.hitEdge(sx, sy) : -1;
+      canvas.classList.toggle("over-node", index >= 0 || edge >= 0);
       if (index >= 0) showTooltip(index, sx, sy);
       else hideTooltip();
+      hoverEdge(edge, sx, sy);
     });
   });
   canvas.addEventListener("mouseleave", () => {
     lastPointer = null;
     store.setHovered(-1);
     hideTooltip();
+    hoverEdge(-1);
   });
+
+  function hoverEdge(index, sx, sy) {
+    store.setHoveredEdge(index);
+    if (onEdgeHover) onEdgeHover(index, sx, sy);
+  }
+
+  // The context menu for what is under the pointer (nothing under it: the browser's own).
+  canvas.addEventListener("contextmenu", (event) => {
+    const [sx, sy] = pointOf(event);
+    const index = renderer.hitNode(sx, sy);
+    const edge = index < 0 ? renderer.hitEdge(sx, sy) : -1;
+    if (index < 0 && edge < 0) return;
+    event.preventDefault();
+    hideTooltip();
+    hoverEdge(-1);
+    if (index >= 0) onMenu({ node: graph.nodes[index].id, x: event.clientX, y: event.clientY, opener: canvas });
+    else onMenu({ edge: graph.edges[edge].id, x: event.clientX, y: event.clientY, opener: canvas });
+  });
+
+  // From the keyboard: the menu of the selected node or edge, next to it on screen.
+  function menuFromKeyboard() {
+    const { view } = store;
+    const rect = canvas.getBoundingClientRect();
+    const node = view.selected !== null ? graph.index.get(view.selected) : undefined;
+    if (node !== undefined && graph.nodeVisible[node]) {
+      const [x, y] = renderer.screenOf(node);
+      onMenu({ node: view.selected, x: rect.left + x, y: rect.top + y, opener: canvas });
+      return true;
+    }
+    const edge = view.selectedEdge !== null ? graph.edgeIndex.get(view.selectedEdge) : undefined;
+    if (edge !== undefined && graph.edgeVisible[edge]) {
+      const e = graph.edges[edge];
+      const [ax, ay] = renderer.screenOf(e.s);
+      const [bx, by] = renderer.screenOf(e.t);
+      onMenu({ edge: view.selectedEdge, x: rect.left + (ax + bx) / 2, y: rect.top + (ay + by) / 2, opener: canvas });
+      return true;
+    }
+    return false;
+  }
 
   function showTooltip(index, sx, sy) {
     const node = graph.nodes[index];
@@ -132,7 +191,9 @@ export function initInteractions({ canvas, tooltip, store, renderer, simulation,
       ArrowUp: [0, step],
       ArrowDown: [0, -step],
     };
-    if (moves[event.key]) {
+    if (event.key === "ContextMenu" || (event.key === "F10" && event.shiftKey)) {
+      if (!menuFromKeyboard()) return;
+    } else if (moves[event.key]) {
       selection.call(zoomBehaviour.translateBy, moves[event.key][0] / renderer.transform.k, moves[event.key][1] / renderer.transform.k);
     } else if (event.key === "+" || event.key === "=") {
       zoomBy(1.4);

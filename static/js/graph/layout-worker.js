@@ -3,7 +3,8 @@
 //
 // Protocol (see simulation.js): the page sends {type: "graph"} with positions and links
 // as typed arrays whenever the loaded graph changes, {type: "drag"} / {type: "release"}
-// while a node is dragged, and {type: "stop"}. The worker answers {type: "tick"} with a
+// while a node is dragged, {type: "pin"} to hold a node where it is (or let it go), and
+// {type: "stop"}. The worker answers {type: "tick"} with a
 // fresh Float32Array of positions (transferred, not copied) after each slice of ticks,
 // tagged with the version of the graph it belongs to, and `settled` once it has cooled.
 //
@@ -30,6 +31,7 @@ let version = 0;
 let timer = null;
 let dragging = -1;
 let local = null; // {simulation, proxies, dragged} while a local drag cools
+let pinned = new Set(); // indices of nodes held where they are
 
 // Fewer ticks for big graphs: the layout is rougher but settles in seconds, not tens.
 function ticksFor(n) {
@@ -60,6 +62,8 @@ function setGraph(message) {
   const n = pos.length / 2;
   nodes = new Array(n);
   for (let i = 0; i < n; i++) nodes[i] = { index: i, x: pos[2 * i], y: pos[2 * i + 1] };
+  pinned = new Set(message.pinned || []);
+  for (const i of pinned) hold(nodes[i]);
   links = [];
   for (let j = 0; j < message.links.length / 2; j++) {
     links.push({ source: message.links[2 * j], target: message.links[2 * j + 1], weight: message.weights[j] });
@@ -74,6 +78,27 @@ function setGraph(message) {
   simulation.alpha(Math.max(simulation.alpha(), message.alpha));
   if (dragging >= n) dragging = -1;
   schedule(0);
+}
+
+function hold(node) {
+  if (!node) return;
+  node.fx = node.x;
+  node.fy = node.y;
+}
+
+function pin({ index, pinned: on }) {
+  const node = nodes[index];
+  if (!node) return;
+  if (on) {
+    pinned.add(index);
+    hold(node);
+  } else {
+    pinned.delete(index);
+    node.fx = null;
+    node.fy = null;
+    if (simulation && simulation.alpha() < 0.05) simulation.alpha(0.05);
+    schedule(0);
+  }
 }
 
 function neighbours() {
@@ -120,7 +145,7 @@ function startLocal(index) {
     proxies.push(copy);
     return copy;
   };
-  for (const i of members) proxy(i, false);
+  for (const i of members) proxy(i, i !== index && pinned.has(i));
   const localLinks = [];
   for (const i of members) {
     for (const j of adj[i]) {
@@ -213,13 +238,16 @@ function drag({ index, x, y }) {
 
 function release({ index }) {
   const node = nodes[index];
+  const held = pinned.has(index);
   if (node) {
-    node.fx = null;
-    node.fy = null;
+    node.fx = held ? node.x : null;
+    node.fy = held ? node.y : null;
   }
   if (local && local.dragged.ref === index) {
-    local.dragged.fx = undefined;
-    local.dragged.fy = undefined;
+    if (!held) {
+      local.dragged.fx = undefined;
+      local.dragged.fy = undefined;
+    }
     local.simulation.alphaTarget(0);
   }
   dragging = -1;
@@ -237,6 +265,9 @@ self.onmessage = ({ data }) => {
       break;
     case "release":
       release(data);
+      break;
+    case "pin":
+      pin(data);
       break;
     case "stop":
       if (timer !== null) clearTimeout(timer);

@@ -5,6 +5,8 @@
 
 import { initApi } from "./api.js";
 import { initColours, initLegend } from "./colours.js";
+import { initContextMenu } from "./contextmenu.js";
+import { initEdgeCard } from "./edgecard.js";
 import { initExport } from "./export.js";
 import { initFilters } from "./filters.js";
 import { initInteractions } from "./interactions.js";
@@ -73,6 +75,8 @@ export function initExplorer(root) {
     onError: (text) => say(`The layout stopped: ${text}`),
   });
   let panels = null;
+  let menu = null;
+  const edgeCard = initEdgeCard({ card: byId("graph-edge-card"), store, api });
   const interactions = initInteractions({
     canvas,
     tooltip: byId("graph-tooltip"),
@@ -83,6 +87,9 @@ export function initExplorer(root) {
     onEdge: (id) => panels.openRelation(id),
     onBackground: () => store.setHovered(-1),
     onExpand: (id) => expand(id),
+    onEdgeHover: (index, sx, sy) => edgeCard.hover(index, sx, sy),
+    onMenu: (target) => menu.open(target),
+    menuOpen: () => !byId("graph-menu").hidden,
   });
   panels = initPanels({
     panel: byId("panel"),
@@ -133,6 +140,28 @@ export function initExplorer(root) {
       if (index !== undefined) reveal(id);
       panels.openEntity(id);
     },
+    onMenu: (target) => menu.open(target),
+  });
+  menu = initContextMenu({
+    menu: byId("graph-menu"),
+    store,
+    actions: {
+      openEntity: (id) => {
+        reveal(id);
+        return panels.openEntity(id);
+      },
+      openRelation: (id) => panels.openRelation(id),
+      expand: (id) => expand(id),
+      hideNode: (id) => store.hide({ nodes: [id] }),
+      hideEdge: (id) => store.hide({ edges: [id] }),
+      ask: (ids) => ask(ids.map((id) => store.graph.nodes[store.indexOf(id)].name).join(" ")),
+      askEdge: (id) => {
+        const edge = store.graph.edges[store.graph.edgeIndex.get(id)];
+        ask(`${store.graph.nodes[edge.s].name} ${store.graph.nodes[edge.t].name}`);
+      },
+      curateEntity: (id) => panels.openEntity(id).then(showCuration),
+      curateRelation: (id) => panels.openRelation(id).then(showCuration),
+    },
   });
   const urlState = initUrlState({ workspace: config.workspace, store, renderer, interactions, bench: initial.bench });
   initPerf({ enabled: initial.bench, store, renderer, simulation, interactions });
@@ -146,6 +175,48 @@ export function initExplorer(root) {
   };
   store.on("structure", scheduleReport);
   store.on("visibility", scheduleReport);
+
+  // --- the search box's matches, the hidden nodes ------------------------------------------------
+
+  const searchInput = byId("graph-search");
+  const matchLine = byId("graph-search-matches");
+  const showHidden = byId("show-hidden");
+  searchInput.addEventListener("input", () => store.setSearch(searchInput.value));
+  let matchFrame = 0;
+  function reportMatches() {
+    matchFrame = 0;
+    const count = store.view.matches.length;
+    const text = store.view.search ? `${count.toLocaleString()} loaded node${count === 1 ? "" : "s"} match${count === 1 ? "es" : ""}` : "";
+    if (matchLine.textContent !== text) matchLine.textContent = text;
+    matchLine.dataset.count = String(count);
+    const hidden = store.view.hidden.size + store.view.hiddenEdges.size;
+    showHidden.hidden = !hidden;
+    showHidden.textContent = `Show ${hidden} hidden`;
+  }
+  for (const name of ["structure", "visibility", "view"]) {
+    store.on(name, () => {
+      if (!matchFrame) matchFrame = requestAnimationFrame(reportMatches);
+    });
+  }
+  showHidden.addEventListener("click", () => {
+    store.unhide();
+    canvas.focus();
+  });
+
+  // "Find passages in Ask": the Ask box's own form, so its answer lands in the side panel.
+  function ask(text) {
+    const input = byId("graph-ask");
+    input.value = text.slice(0, Number(input.maxLength) > 0 ? input.maxLength : 2000);
+    // Through its own button, as a person would: htmx answers the form's submission.
+    input.form.querySelector("button[type=submit]").click();
+  }
+
+  // "Curate": the panel just opened, scrolled to its curation tools (editors only).
+  function showCuration() {
+    const tools = byId("panel").querySelector(".curation");
+    if (tools) tools.scrollIntoView({ block: "start" });
+    else say("Curation needs the editor role in this workspace.");
+  }
 
   // --- following the layout until someone takes the view ------------------------------------
 

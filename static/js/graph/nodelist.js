@@ -3,10 +3,11 @@
 // panel; its data-x / data-y give the node's position on the canvas (CSS pixels from the
 // canvas's top left), refreshed when the layout settles and after each zoom, so a test can
 // also click the canvas itself. Built only while the list is open (10k buttons cost).
+// Shift+F10 or the context-menu key on a button opens that node's context menu.
 
 import { idButtonItem } from "./elements.js";
 
-export function initNodeList({ details, list, count, store, renderer, simulation, interactions, onOpen }) {
+export function initNodeList({ details, list, count, store, renderer, simulation, interactions, onOpen, onMenu }) {
   const graph = store.graph;
   let frame = 0;
 
@@ -67,6 +68,19 @@ export function initNodeList({ details, list, count, store, renderer, simulation
   list.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-id]");
     if (button) onOpen(Number(button.dataset.id));
+  });
+  list.addEventListener("keydown", (event) => {
+    const button = event.target.closest("button[data-id]");
+    if (!button || !(event.key === "ContextMenu" || (event.key === "F10" && event.shiftKey))) return;
+    event.preventDefault();
+    const rect = button.getBoundingClientRect();
+    onMenu({ node: Number(button.dataset.id), x: rect.left + 12, y: rect.bottom + 2, opener: button });
+  });
+  list.addEventListener("contextmenu", (event) => {
+    const button = event.target.closest("button[data-id]");
+    if (!button) return;
+    event.preventDefault();
+    onMenu({ node: Number(button.dataset.id), x: event.clientX, y: event.clientY, opener: button });
   });
 
   return { refresh };

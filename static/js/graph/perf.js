@@ -2,7 +2,10 @@
 // ?bench=1: when the first nodes were drawn and when the layout settled (milliseconds
 // since navigation started, performance.now()), and a frame counter
 // (requestAnimationFrame callbacks, and how many of those frames drew the graph) to run
-// while the benchmark pans and drags with the real mouse, with what a drawn frame cost.
+// while the benchmark pans and drags with the real mouse, with what a drawn frame cost;
+// browser tests read what the last frame drew of the edges through it too.
+
+import { zoomIdentity } from "../../vendor/d3.js";
 
 export function initPerf({ enabled, store, renderer, simulation, interactions }) {
   if (!enabled) return null;
@@ -51,8 +54,17 @@ export function initPerf({ enabled, store, renderer, simulation, interactions })
       }
       return null;
     },
+    // The edges' arrowheads and type labels the last frame drew (render.js record()).
+    drawn: () => renderer.record(),
+    edges: () => store.graph.edges.map((e) => ({ id: e.id, source: e.source, target: e.target })),
     fit() {
       interactions.fit(undefined, { duration: 0 });
+    },
+    // Centre the best-connected visible node at scale k (close enough for the edges' details).
+    zoomOnHub(k) {
+      const [x, y] = renderer.worldOf(...hook.hubOnScreen());
+      const { width, height } = renderer.size();
+      interactions.zoomTo(zoomIdentity.translate(width / 2 - k * x, height / 2 - k * y).scale(k), { duration: 0 });
     },
     startFrames() {
       counting = { frames: 0, draws: 0, drawMs: 0, frameMs: 0, started: performance.now(), running: true };

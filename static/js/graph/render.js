@@ -14,8 +14,16 @@
 //   when the gesture ends;
 // - whatever lies outside the viewport is skipped;
 // - labels (text is the slowest thing a canvas draws) only for nodes big enough on screen,
-//   at most LABEL_MAX, never overlapping, plus the selected, hovered and path nodes.
-// Hit tests for the pointer are a linear scan of the visible nodes: microseconds at 10k.
+//   at most LABEL_MAX, never overlapping, plus the selected, hovered and path nodes;
+// - edges show their direction and type only once the view is close enough to read them
+//   (the same level of detail as node labels): arrowheads from ARROW_MIN_SCALE, batched into
+//   one filled path per weight class, and only while at most ARROW_MAX edges are on screen
+//   (never while a big graph moves: the hairlines alone must keep a drag at 30 fps);
+//   relation-type labels from EDGE_LABEL_SCALE, along the edge, at most EDGE_LABEL_MAX,
+//   never overlapping a node's label, drawn with fillText (edge types come from documents
+//   and LLMs: a canvas draws them as pixels, never as markup).
+// Hit tests for the pointer are a linear scan of the visible nodes (and edges): well under
+// a millisecond at 10k, once per animation frame at most.
 
 import { zoomIdentity } from "../../vendor/d3.js";
 
@@ -30,6 +38,16 @@ const LABEL_FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const LABEL_MIN_RADIUS = 7; // screen pixels a node needs before its label is drawn
 const TOP_LABELS = 12; // the best-connected nodes get a label sooner
 const BACKGROUND = "#ffffff";
+// Edges: arrowheads and type labels (see the top of this file).
+const ARROW_MIN_SCALE = 0.6;
+const ARROW_MAX = 3000;
+const ARROW_PX = 8; // length of an arrowhead on screen
+const ARROW_COLOURS = ["rgba(90, 100, 120, 0.6)", "rgba(80, 90, 110, 0.75)", "rgba(60, 70, 90, 0.9)"];
+const EDGE_LABEL_SCALE = 1.1;
+const EDGE_LABEL_MAX = 150;
+const EDGE_LABEL_FONT = "10px system-ui, -apple-system, 'Segoe UI', sans-serif";
+const MATCH_COLOUR = "#7048e8";
+const PIN_COLOUR = "#495057";
 // The bitmap kept for gestures extends this share of the viewport beyond each side.
 const CACHE_MARGIN = 0.25;
 
@@ -59,6 +77,8 @@ export function initRenderer({ canvas, store, colours }) {
   const cacheCtx = cache.canvas.getContext("2d", { alpha: false });
   const listeners = [];
   const stats = { draws: 0, lastDrawMs: 0 };
+  let shownEdges = []; // edge indices on screen in the last scene, when it drew edge details
+  let recording = null; // {arrows, edgeLabels} of the last scene, for tests (record())
 
   function resize() {
     const rect = canvas.getBoundingClientRect();
@@ -149,6 +169,9 @@ export function initRenderer({ canvas, store, colours }) {
     out.lineCap = "butt";
     // A few edges may show their weight by width too; thousands stay hairlines.
     const wide = visibleEdges <= WIDE_EDGES_UP_TO;
+    const moving = gesture || canvas.dataset.layout === "running";
+    let details = k >= ARROW_MIN_SCALE && !(moving && !wide);
+    shownEdges = [];
     for (let c = 0; c < 3; c++) {
       const edges = edgeClasses[c];
       if (!edges.length) continue;
@@ -163,11 +186,18 @@ export function initRenderer({ canvas, store, colours }) {
         if ((ax < x0 && bx < x0) || (ax > x1 && bx > x1) || (ay < y0 && by < y0) || (ay > y1 && by > y1)) continue;
         out.moveTo(ax, ay);
         out.lineTo(bx, by);
+        if (details) {
+          shownEdges.push(edges[m]);
+          if (shownEdges.length > ARROW_MAX) details = false;
+        }
       }
       out.strokeStyle = EDGE_COLOURS[c];
       out.lineWidth = (wide ? WIDE_EDGE_WIDTHS[c] : 1) / k;
       out.stroke();
     }
+    if (!details) shownEdges = [];
+    if (recording) recording = { arrows: [], edgeLabels: [] };
+    drawArrows(k, tx, ty);
     drawHighlightedEdges(k);
 
     for (const group of colourGroups) {
@@ -191,7 +221,108 @@ export function initRenderer({ canvas, store, colours }) {
     }
     drawRings(k);
     out.setTransform(dpr, 0, 0, dpr, 0, 0);
-    drawLabels(k, tx, ty, w, h);
+    const fits = drawLabels(k, tx, ty, w, h);
+    drawEdgeLabels(k, tx, ty, fits);
+  }
+
+  // An arrowhead at the target end of each edge on screen, its tip on the target's rim;
+  // one path per weight class. Edges too short on screen to show one get none.
+  function drawArrows(k, tx, ty) {
+    if (!shownEdges.length) return;
+    const pos = graph.pos;
+    const length = ARROW_PX / k;
+    const paths = [[], [], []];
+    const max = graph.maxWeight || 1;
+    for (const j of shownEdges) {
+      const share = graph.edges[j].weight / max;
+      paths[share < 0.34 ? 0 : share < 0.67 ? 1 : 2].push(j);
+    }
+    for (let c = 0; c < 3; c++) {
+      if (!paths[c].length) continue;
+      out.beginPath();
+      for (const j of paths[c]) {
+        const edge = graph.edges[j];
+        const ax = pos[2 * edge.s];
+        const ay = pos[2 * edge.s + 1];
+        const bx = pos[2 * edge.t];
+        const by = pos[2 * edge.t + 1];
+        const dx = bx - ax;
+        const dy = by - ay;
+        const span = Math.sqrt(dx * dx + dy * dy);
+        const rim = radius[edge.t];
+        if (span <= radius[edge.s] + rim + 2 * length) continue;
+        const ux = dx / span;
+        const uy = dy / span;
+        const tipX = bx - ux * rim;
+        const tipY = by - uy * rim;
+        const baseX = tipX - ux * length;
+        const baseY = tipY - uy * length;
+        const half = length * 0.42;
+        out.moveTo(tipX, tipY);
+        out.lineTo(baseX - uy * half, baseY + ux * half);
+        out.lineTo(baseX + uy * half, baseY - ux * half);
+        out.closePath();
+        if (recording) recording.arrows.push({ id: edge.id, x: tipX * k + tx, y: tipY * k + ty });
+      }
+      out.fillStyle = ARROW_COLOURS[c];
+      out.fill();
+    }
+  }
+
+  // Relation types along the edges on screen, upright, heaviest first, where they fit.
+  function drawEdgeLabels(k, tx, ty, fits) {
+    const forced = [];
+    if (store.view.hoveredEdge >= 0 && graph.edgeVisible[store.view.hoveredEdge]) forced.push(store.view.hoveredEdge);
+    const selected = store.view.selectedEdge !== null ? graph.edgeIndex.get(store.view.selectedEdge) : undefined;
+    if (selected !== undefined && graph.edgeVisible[selected]) forced.push(selected);
+    const candidates = k >= EDGE_LABEL_SCALE && shownEdges.length ? [...shownEdges].reverse() : [];
+    let drawn = 0;
+    if (forced.length || candidates.length) {
+      out.font = EDGE_LABEL_FONT;
+      out.textBaseline = "middle";
+      out.textAlign = "center";
+      out.lineJoin = "round";
+      const seen = new Set();
+      for (const j of [...forced, ...candidates]) {
+        if (drawn >= EDGE_LABEL_MAX || seen.has(j)) continue;
+        seen.add(j);
+        if (edgeLabel(j, k, tx, ty, fits, forced.includes(j))) drawn++;
+      }
+      out.textAlign = "start";
+      out.setTransform(dpr, 0, 0, dpr, 0, 0);
+    }
+    if (canvas.dataset.edgeLabels !== String(drawn)) canvas.dataset.edgeLabels = String(drawn);
+  }
+
+  function edgeLabel(j, k, tx, ty, fits, force) {
+    const edge = graph.edges[j];
+    const ax = graph.pos[2 * edge.s] * k + tx;
+    const ay = graph.pos[2 * edge.s + 1] * k + ty;
+    const bx = graph.pos[2 * edge.t] * k + tx;
+    const by = graph.pos[2 * edge.t + 1] * k + ty;
+    let text = edge.type;
+    if (text.length > 32) text = `${text.slice(0, 31)}…`;
+    const textWidth = out.measureText(text).width;
+    const span = Math.hypot(bx - ax, by - ay) - (radius[edge.s] + radius[edge.t]) * k;
+    if (span < textWidth + 8 && !force) return false;
+    const mx = (ax + bx) / 2;
+    const my = (ay + by) / 2;
+    let angle = Math.atan2(by - ay, bx - ax);
+    if (angle > Math.PI / 2) angle -= Math.PI;
+    else if (angle < -Math.PI / 2) angle += Math.PI;
+    const halfW = (Math.abs(Math.cos(angle)) * textWidth) / 2 + 2;
+    const halfH = (Math.abs(Math.sin(angle)) * textWidth) / 2 + 6;
+    if (!fits(mx - halfW, my - halfH, mx + halfW, my + halfH) && !force) return false;
+    const cos = Math.cos(angle);
+    const sin = Math.sin(angle);
+    out.setTransform(dpr * cos, dpr * sin, -dpr * sin, dpr * cos, dpr * mx, dpr * my);
+    out.lineWidth = 3;
+    out.strokeStyle = "rgba(255, 255, 255, 0.92)";
+    out.strokeText(text, 0, 0);
+    out.fillStyle = force ? "#1d2330" : "#4a5263";
+    out.fillText(text, 0, 0);
+    if (recording) recording.edgeLabels.push({ id: edge.id, text, x: mx, y: my });
+    return true;
   }
 
   // --- the gesture bitmap ---------------------------------------------------------------------
@@ -261,6 +392,7 @@ export function initRenderer({ canvas, store, colours }) {
     const around = new Set(edgeIndicesAround(focus === undefined ? -1 : focus));
     for (const j of edgeIndicesAround(view.hovered)) around.add(j);
     strokeEdges([...around], "rgba(47, 95, 208, 0.75)", 1.6, k);
+    if (view.hoveredEdge >= 0 && graph.edgeVisible[view.hoveredEdge]) strokeEdges([view.hoveredEdge], HIGHLIGHT, 2.5, k);
     if (view.selectedEdge !== null) {
       const j = graph.edgeIndex.get(view.selectedEdge);
       if (j !== undefined) strokeEdges([j], HIGHLIGHT, 3.5, k);
@@ -285,8 +417,33 @@ export function initRenderer({ canvas, store, colours }) {
     out.stroke();
   }
 
+  // One ring of `px` screen pixels around each of `indices`, as one path.
+  function rings(indices, colour, px, k) {
+    if (!indices.length) return;
+    out.beginPath();
+    for (const i of indices) {
+      const x = graph.pos[2 * i];
+      const y = graph.pos[2 * i + 1];
+      const r = radius[i] + px / k;
+      out.moveTo(x + r, y);
+      out.arc(x, y, r, 0, 2 * Math.PI);
+    }
+    out.strokeStyle = colour;
+    out.lineWidth = (px * 0.9) / k;
+    out.stroke();
+  }
+
   function drawRings(k) {
     const { view } = store;
+    rings(view.matches, MATCH_COLOUR, 3, k);
+    if (view.pinned.size) {
+      const pinned = [];
+      for (const id of view.pinned) {
+        const i = graph.index.get(id);
+        if (i !== undefined && graph.nodeVisible[i]) pinned.push(i);
+      }
+      rings(pinned, PIN_COLOUR, 1.5, k);
+    }
     if (view.path) {
       for (const id of view.path.nodes) {
         const i = graph.index.get(id);
@@ -319,11 +476,11 @@ export function initRenderer({ canvas, store, colours }) {
     const cell = 16;
     const taken = new Set();
     // Cells of a coarse grid taken by labels drawn so far: a label overlapping one is skipped.
-    const fits = (x, y, span) => {
-      const cx0 = Math.floor(x / cell);
-      const cx1 = Math.floor((x + span) / cell);
-      const cy0 = Math.floor((y - 7) / cell);
-      const cy1 = Math.floor((y + 7) / cell);
+    const fits = (left, top, right, bottom) => {
+      const cx0 = Math.floor(left / cell);
+      const cx1 = Math.floor(right / cell);
+      const cy0 = Math.floor(top / cell);
+      const cy1 = Math.floor(bottom / cell);
       for (let cx = cx0; cx <= cx1; cx++) for (let cy = cy0; cy <= cy1; cy++) if (taken.has(cx * 100003 + cy)) return false;
       for (let cx = cx0; cx <= cx1; cx++) for (let cy = cy0; cy <= cy1; cy++) taken.add(cx * 100003 + cy);
       return true;
@@ -339,7 +496,7 @@ export function initRenderer({ canvas, store, colours }) {
       if (text.length > 40) text = `${text.slice(0, 39)}…`;
       const textWidth = out.measureText(text).width;
       const x = sx + r + 3;
-      if (!fits(x, sy, textWidth) && !force) return;
+      if (!fits(x, sy - 7, x + textWidth, sy + 7) && !force) return;
       out.lineWidth = 3;
       out.strokeStyle = "rgba(255, 255, 255, 0.9)";
       out.strokeText(text, x, sy);
@@ -364,6 +521,7 @@ export function initRenderer({ canvas, store, colours }) {
       }
       label(i, false);
     }
+    return fits;
   }
 
   // --- queries for the pointer and the accessible node list ---------------------------------
@@ -447,6 +605,14 @@ export function initRenderer({ canvas, store, colours }) {
     return zoomIdentity.translate(width / 2 - k * cx, height / 2 - k * cy).scale(k);
   }
 
+  // Draw at once, properly (an export must not get the gesture bitmap).
+  function drawNow() {
+    const held = gesture;
+    gesture = false;
+    draw();
+    gesture = held;
+  }
+
   store.on("structure", invalidate);
   store.on("attributes", invalidate);
   store.on("visibility", invalidate);
@@ -474,18 +640,21 @@ export function initRenderer({ canvas, store, colours }) {
       gesture = active;
       if (!active) requestDraw();
     },
+    // What the last frame drew of the edges' details (arrowheads' tips and type labels, in
+    // CSS pixels of the canvas), kept only once asked for: tests read it (perf.js, bench=1).
+    record() {
+      if (!recording) {
+        recording = { arrows: [], edgeLabels: [] };
+        drawNow();
+      }
+      return recording;
+    },
     get transform() {
       return transform;
     },
     onDraw(listener) {
       listeners.push(listener);
     },
-    // Draw at once, properly (an export must not get the gesture bitmap).
-    drawNow() {
-      const held = gesture;
-      gesture = false;
-      draw();
-      gesture = held;
-    },
+    drawNow,
   };
 }

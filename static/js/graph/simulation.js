@@ -1,7 +1,8 @@
 // The page's side of the force layout: hands the loaded graph to the layout worker
 // (layout-worker.js) whenever it changes, copies the positions it sends back into the
 // store, and relays drags. The canvas carries `data-layout="running|settled"` so people
-// (and tests) can tell when the picture has stopped moving.
+// (and tests) can tell when the picture has stopped moving. Pinned nodes (store.view.pinned,
+// set from the context menu) are held where they are by the worker, across graph changes.
 
 export function initSimulation({ workerUrl, store, canvas, onError }) {
   const graph = store.graph;
@@ -23,8 +24,9 @@ export function initSimulation({ workerUrl, store, canvas, onError }) {
       weights[j] = edge.weight;
     });
     const pos = graph.pos.slice(0, n * 2);
+    const pinned = Int32Array.from([...store.view.pinned].map((id) => graph.index.get(id)).filter((i) => i !== undefined));
     canvas.dataset.layout = n ? "running" : "idle";
-    worker.postMessage({ type: "graph", version, pos, links, weights, alpha: alpha ?? (first ? 1 : 0.35) }, [
+    worker.postMessage({ type: "graph", version, pos, links, weights, pinned, alpha: alpha ?? (first ? 1 : 0.35) }, [
       pos.buffer,
       links.buffer,
       weights.buffer,
@@ -57,6 +59,11 @@ export function initSimulation({ workerUrl, store, canvas, onError }) {
   store.on("structure", (detail) => {
     if (detail && detail.cleared) first = true;
     send();
+  });
+
+  store.on("pins", ({ id, pinned }) => {
+    const index = graph.index.get(id);
+    if (index !== undefined) worker.postMessage({ type: "pin", index, pinned });
   });
 
   // Pages the browser may keep in its back/forward cache stop their layout too.

@@ -7,7 +7,8 @@
 //   "structure"  nodes or edges added or removed (the layout and the drawing regroup)
 //   "attributes" names, types or weights changed
 //   "visibility" the filters changed what is shown
-//   "view"       selection, hover, path or colours changed (a redraw)
+//   "view"       selection, hover, path, search matches, pins or colours changed (a redraw)
+//   "pins"       a node was pinned or unpinned (the layout holds it)
 //   "positions"  the layout moved nodes (a redraw)
 //   "state"      something the URL keeps changed
 
@@ -34,6 +35,12 @@ export function createStore() {
     selected: null, // entity id whose panel is open
     selectedEdge: null, // relation id whose panel is open
     hovered: -1, // node index under the pointer
+    hoveredEdge: -1, // edge index under the pointer (when no node is)
+    search: "", // the "Find an entity" box's text, folded: loaded nodes containing it are ringed
+    matches: [], // indices of the visible nodes whose names contain `search`
+    pinned: new Set(), // ids of nodes the layout holds where they are
+    hidden: new Set(), // ids of nodes hidden by hand (context menu), until "show hidden"
+    hiddenEdges: new Set(), // ids of edges hidden by hand
     path: null, // {nodes: Set(ids), edges: Set(ids), ends: [from, to]}
     colour: "type",
     filters: emptyFilters(),
@@ -215,6 +222,9 @@ export function createStore() {
     view.selectedEdge = null;
     view.hovered = -1;
     view.path = null;
+    view.pinned.clear();
+    view.hidden.clear();
+    view.hiddenEdges.clear();
     view.seeds = [];
     view.hubs = 0;
     applyFilters(false);
@@ -233,6 +243,7 @@ export function createStore() {
     for (let i = 0; i < n; i++) {
       const node = graph.nodes[i];
       const shown =
+        !view.hidden.has(node.id) &&
         (!types || types.has(node.type)) &&
         node.degree >= (f.mindeg || 0) &&
         (!match || match.has(node.id) || (view.path && view.path.nodes.has(node.id)));
@@ -244,11 +255,67 @@ export function createStore() {
     graph.edges.forEach((edge, j) => {
       const onPath = view.path && view.path.edges.has(edge.id);
       graph.edgeVisible[j] =
-        graph.nodeVisible[edge.s] && graph.nodeVisible[edge.t] && (onPath || ((!rtypes || rtypes.has(edge.type)) && edge.weight >= (f.minw || 0)))
+        graph.nodeVisible[edge.s] &&
+        graph.nodeVisible[edge.t] &&
+        !view.hiddenEdges.has(edge.id) &&
+        (onPath || ((!rtypes || rtypes.has(edge.type)) && edge.weight >= (f.minw || 0)))
           ? 1
           : 0;
     });
+    view.hoveredEdge = -1;
+    findMatches();
     if (notify) emit("visibility");
+  }
+
+  // Case-insensitive substring match of the search text against the visible nodes' names.
+  function findMatches() {
+    const q = view.search;
+    view.matches = [];
+    if (!q) return;
+    for (let i = 0; i < graph.nodes.length; i++) {
+      if (graph.nodeVisible[i] && graph.nodes[i].name.toLowerCase().includes(q)) view.matches.push(i);
+    }
+  }
+
+  function setSearch(text) {
+    const q = String(text || "").trim().toLowerCase();
+    if (q === view.search) return;
+    view.search = q;
+    findMatches();
+    emit("view");
+  }
+
+  function setHoveredEdge(index) {
+    if (view.hoveredEdge === index) return;
+    view.hoveredEdge = index;
+    emit("view");
+  }
+
+  function setPinned(id, pinned) {
+    if (pinned === view.pinned.has(id)) return;
+    if (pinned) view.pinned.add(id);
+    else view.pinned.delete(id);
+    emit("pins", { id, pinned });
+    emit("view");
+  }
+
+  // Hide nodes and edges by hand (the context menu); unhide() shows them all again.
+  function hide({ nodes = [], edges = [] }) {
+    for (const id of nodes) view.hidden.add(id);
+    for (const id of edges) view.hiddenEdges.add(id);
+    if (nodes.includes(view.selected)) view.selected = null;
+    if (edges.includes(view.selectedEdge)) view.selectedEdge = null;
+    view.hovered = -1;
+    applyFilters();
+    emit("view");
+    emit("state");
+  }
+
+  function unhide() {
+    view.hidden.clear();
+    view.hiddenEdges.clear();
+    applyFilters();
+    emit("view");
   }
 
   function setFilters(filters) {
@@ -316,6 +383,11 @@ export function createStore() {
     select,
     selectEdge,
     setHovered,
+    setHoveredEdge,
+    setSearch,
+    setPinned,
+    hide,
+    unhide,
     setPath,
     setColour,
     addSeed,
