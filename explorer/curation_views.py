@@ -24,6 +24,10 @@ to refresh. htmx swaps only 2xx answers by default, and a person who gets no vis
 answer cannot tell what went wrong, so an htmx request gets 200 with the error in the
 panel; any other client gets the same panel with the error's own status (409, 422).
 
+The history lists of both panels offer an Undo on every decision that still stands
+(`undo_event`, and the relation panel's `relation_undo`, both through
+knowledge/actions/undo.py); a refusal names the later decision in the way.
+
 The relation panel's controls work the same way (`relation_controls`, and
 `request.curation_relation` when an action re-renders the relation panel); each relation
 action (knowledge/actions/relation_curation.py) answers with an Undo button for its event.
@@ -72,8 +76,8 @@ from knowledge.actions.relation_curation import (
     do_edit_relation,
     do_retype_relation,
     do_reverse_relation,
-    do_undo_relation_event,
 )
+from knowledge.actions.undo import do_undo_event, is_undoable
 from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
 from knowledge.selectors.curation import (
     find_merge_event,
@@ -185,6 +189,8 @@ def controls_context(
                 undo = "unmerge"
             elif event.action == CurationAction.DELETE and detail["state"] == EntityState.DELETED:
                 undo = "restore"
+            elif event.action != CurationAction.DELETE and is_undoable(event):
+                undo = "event"
         events.append({"event": event, "undo": undo})
     merged_by = None
     if detail["state"] == EntityState.MERGED:
@@ -373,6 +379,20 @@ def unmerge(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 
 @workspace_page(role=Role.EDITOR)
+@require_POST
+def undo_event(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """The history's Undo of any other decision about the entity (knowledge/actions/undo.py):
+    refused next to the history, naming the later event that still stands on it."""
+
+    def act(workspace: Workspace, actor: Any) -> Change:
+        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event = do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
+        return Change(event, shown=entity_id, focus=entity_id)
+
+    return _perform(request, entity_id, "history", act)
+
+
+@workspace_page(role=Role.EDITOR)
 @require_http_methods(["GET", "POST"])
 def delete(request: HttpRequest, entity_id: int) -> HttpResponse:
     """GET asks (the controls with a confirmation in place of the delete button); POST
@@ -457,7 +477,7 @@ def relation_undo_for_entity(request: HttpRequest, entity_id: int) -> HttpRespon
 
     def act(workspace: Workspace, actor: Any) -> Change:
         event_id = _posted_id(request, "event", "Say which change to undo.")
-        event = do_undo_relation_event(workspace=workspace, event_id=event_id, actor=actor)
+        event = do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
 
     return _perform(request, entity_id, "relation_add", act)
@@ -471,19 +491,20 @@ def relation_controls_context(
     values: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """What the relation controls show: the relation, the types it may take, its history
-    (the newest change that still stands can be undone), and the last outcome."""
+    (each change that still stands with its Undo), and the last outcome."""
     workspace = _workspace(request)
     types = [name for name, _ in get_schema_snapshot(workspace).relation_types]
     if relation["type"] not in types:
         types = sorted([*types, relation["type"]])
     events = list(list_curation_events(workspace, relation_id=relation["id"])[:HISTORY_LIMIT])
-    standing = next(
-        (e.pk for e in events if e.action in RELATION_ACTIONS and not e.undone_by_id), None
-    )
+    # Every change that still stands has its Undo; one a later change rests on is refused
+    # with that change named.
     return {
         "relation": relation,
         "types": types,
-        "events": [{"event": e, "undo": e.pk == standing} for e in events],
+        "events": [
+            {"event": e, "undo": e.action in RELATION_ACTIONS and is_undoable(e)} for e in events
+        ],
         "outcome": outcome,
         "values": values or {},
         "ws": workspace.slug,
@@ -622,7 +643,7 @@ def relation_edit(request: HttpRequest, relation_id: int) -> HttpResponse:
 def relation_undo(request: HttpRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
         event_id = _posted_id(request, "event", "Say which change to undo.")
-        return do_undo_relation_event(workspace=workspace, event_id=event_id, actor=actor)
+        return do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
 
     return _perform_on_relation(request, relation_id, "history", act)
 
@@ -766,6 +787,7 @@ urlpatterns: list[URLPattern] = [
     _entity_path("alias_remove", alias_remove, "alias-remove"),
     _entity_path("merge", merge),
     _entity_path("unmerge", unmerge),
+    _entity_path("undo", undo_event),
     _entity_path("delete", delete),
     _entity_path("restore", restore),
     _entity_path("split", split),

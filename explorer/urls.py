@@ -1,6 +1,6 @@
 """The browser UI's URLs: each screen's module lists its own (sources_views, graph_views,
-curation_views, quality_views, entities_views, account_views, ask_views); sign-in and first
-run are here."""
+curation_views, history_views, quality_views, entities_views, account_views, ask_views);
+sign-in and first run are here."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
@@ -11,6 +11,7 @@ from explorer import (
     curation_views,
     entities_views,
     graph_views,
+    history_views,
     quality_views,
     sources_views,
     views,
@@ -31,6 +32,7 @@ urlpatterns = [
     *sources_views.urlpatterns,
     *graph_views.urlpatterns,
     *curation_views.urlpatterns,
+    *history_views.urlpatterns,
     *quality_views.urlpatterns,
     *entities_views.urlpatterns,
     *account_views.urlpatterns,

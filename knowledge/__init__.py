@@ -19,7 +19,11 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
                   embeddings, a document's short forms): merges automatically, adds an
                   alias or queues a suggestion
     review.py     the LLM's review of suggestions and description summaries
-    curation.py   every human action, with an exact undo
+    curation.py   every human action on entities, with an exact undo
+    relation_curation.py  delete, retype, reverse, describe or add a relation by hand;
+                  the rules that hold through re-extraction
+    undo.py       one undo for every curation event (each action's exact inverse; refused
+                  naming a later event that still stands, or cascade)
     quality.py    the quality page's Block (delete, and block the name in every type) and
                   its undo, made of curation's actions
     embeddings.py entity name vectors: made with a name, backfilled, rebuilt for a new model

@@ -1,6 +1,7 @@
-"""`merge_entities` and `unmerge` (editor role): curation's actions, as
-`POST …/entities/merge` and `POST …/entities/{id}/unmerge` call them. A merge answers its
-event id, which `unmerge` takes to undo it exactly."""
+"""`merge_entities`, `unmerge` and `undo_curation` (editor role): curation's actions, as
+`POST …/entities/merge`, `POST …/entities/{id}/unmerge` and
+`POST …/curation-events/{id}/undo` call them. A merge answers its event id, which `unmerge`
+takes to undo it exactly; `undo_curation` undoes any curation event."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from agents.access import Access
 from agents.results import ToolAnswer
 from agents.tools.base import Arguments, ToolSpec
 from knowledge.actions.curation import do_merge_entities, do_unmerge
+from knowledge.actions.undo import do_undo_event
 from knowledge.models import CurationEvent
 from knowledge.schemas.curation import CurationEventOut, EntityOut
 from knowledge.selectors.curation import find_merge_event, get_entity_for_workspace
@@ -81,6 +83,25 @@ def run_unmerge(access: Access, args: UnmergeArguments) -> ToolAnswer:
     return ToolAnswer(data=curation_out(access, event, target))
 
 
+class UndoArguments(Arguments):
+    event_id: EntityId = Field(..., description="The curation event to undo (any action).")
+    cascade: bool = Field(
+        False,
+        description="Also undo the later events that depend on it, newest first (without "
+        "it, such an undo is refused with those events named).",
+    )
+
+
+def run_undo(access: Access, args: UndoArguments) -> ToolAnswer:
+    event = do_undo_event(
+        workspace=access.workspace, event_id=args.event_id, actor=access.user,
+        cascade=args.cascade,
+    )  # fmt: skip
+    data = curation_out(access, event, event.entity_id if event.relation_id is None else None)
+    data["relation_id"] = event.relation_id
+    return ToolAnswer(data=data)
+
+
 _WRITE_NOTE = " Needs the editor role; every curation action can be undone exactly."
 
 TOOLS = [
@@ -107,6 +128,20 @@ TOOLS = [
         ),
         arguments=UnmergeArguments,
         run=run_unmerge,
+        role=Role.EDITOR,
+    ),
+    ToolSpec(
+        name="undo_curation",
+        title="Undo a curation decision",
+        description=(
+            "Undoes any curation event exactly by its id: a merge (automatic ones too), "
+            "delete, block, rename, retype, alias change, split, 'not the same' or relation "
+            "change. Refused, naming the later event, when a later decision still stands on "
+            "it (pass cascade to undo both, newest first); undo events are not undoable."
+            + _WRITE_NOTE
+        ),
+        arguments=UndoArguments,
+        run=run_undo,
         role=Role.EDITOR,
     ),
 ]

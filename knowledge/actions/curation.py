@@ -479,7 +479,8 @@ def _restore_aliases_and_rules(
     )
 
 
-def _not_same(workspace: Workspace, a: int, b: int, event: CurationEvent) -> None:
+def _not_same(workspace: Workspace, a: int, b: int, event: CurationEvent) -> list[int]:
+    """Remember the pair as different; returns the open suggestions of the pair it rejected."""
     low, high = sorted((a, b))
     CurationRule.objects.get_or_create(
         workspace=workspace,
@@ -489,9 +490,12 @@ def _not_same(workspace: Workspace, a: int, b: int, event: CurationEvent) -> Non
         active=True,
         defaults={"event": event},
     )
-    MergeSuggestion.objects.for_workspace(workspace).filter(
+    suggestions = MergeSuggestion.objects.for_workspace(workspace).filter(
         entity_a_id=low, entity_b_id=high, status=SuggestionStatus.OPEN
-    ).update(status=SuggestionStatus.REJECTED, decided_at=timezone.now())
+    )
+    rejected = list(suggestions.values_list("pk", flat=True))
+    suggestions.update(status=SuggestionStatus.REJECTED, decided_at=timezone.now())
+    return rejected
 
 
 # --- Single-entity changes -------------------------------------------------------------
@@ -525,13 +529,15 @@ def do_rename_entity(
         if clash is not None:
             raise Conflict(f"{clash.name!r} ({clash.pk}) has that name already: merge them.")
         old = entity.name
+        alias_created = None
         if old != clean and entity.canonical_name != canonical:
-            Alias.objects.get_or_create(
+            alias, created = Alias.objects.get_or_create(
                 workspace=workspace,
                 entity=entity,
                 canonical=entity.canonical_name,
                 defaults={"name": old, "origin": AliasOrigin.MANUAL},
             )
+            alias_created = alias.pk if created else None
         entity.name, entity.canonical_name, entity.curated = clean, canonical, True
         entity.blocking_keys = entity_blocking_keys(clean, entity.type.name)
         for field, value in vector.items():
@@ -542,19 +548,32 @@ def do_rename_entity(
         )  # fmt: skip
         event = _event(
             workspace, CurationAction.RENAME, actor=actor, entity=entity,
-            payload={"before": before}, summary=f"Renamed {old!r} to {clean!r}",
+            payload={"before": before, "alias_created": alias_created},
+            summary=f"Renamed {old!r} to {clean!r}",
         )  # fmt: skip
-        for key in {before["canonical_name"], canonical}:
-            _pin(workspace, key, entity, event)
+        lifted = [
+            pk for key in sorted({before["canonical_name"], canonical})
+            for pk in _pin(workspace, key, entity, event)
+        ]  # fmt: skip
+        event.payload["pins_lifted"] = lifted
+        event.save(update_fields=["payload"])
         _sync_alias_list([entity.pk])
         schedule_graph_sync(workspace_id=workspace.pk, entity_ids=[entity.pk], relation_ids=[])
     return event
 
 
-def _pin(workspace: Workspace, canonical: str, entity: Entity, event: CurationEvent) -> None:
-    CurationRule.objects.for_workspace(workspace).filter(
-        kind=RuleKind.ALIAS_PIN, canonical=canonical, entity_type_id=entity.type_id, active=True
-    ).exclude(entity=entity).update(active=False)
+def _pin(workspace: Workspace, canonical: str, entity: Entity, event: CurationEvent) -> list[int]:
+    """Pin the name to the entity; returns the ids of the pins to other entities it lifted
+    (the event's undo brings them back)."""
+    others = (
+        CurationRule.objects.for_workspace(workspace)
+        .filter(
+            kind=RuleKind.ALIAS_PIN, canonical=canonical, entity_type_id=entity.type_id, active=True
+        )
+        .exclude(entity=entity)
+    )
+    lifted = list(others.values_list("pk", flat=True))
+    others.update(active=False)
     CurationRule.objects.get_or_create(
         workspace=workspace,
         kind=RuleKind.ALIAS_PIN,
@@ -564,6 +583,7 @@ def _pin(workspace: Workspace, canonical: str, entity: Entity, event: CurationEv
         active=True,
         defaults={"event": event},
     )
+    return lifted
 
 
 def do_retype_entity(
@@ -624,11 +644,13 @@ def do_delete_entity(
         )
         relation_ids = list(relations.values_list("pk", flat=True))
         relations.update(state=EntityState.DELETED)
+        curated = entity.curated
         entity.state, entity.curated = EntityState.DELETED, True
         entity.save(update_fields=["state", "curated", "updated_at"])
         event = _event(
             workspace, CurationAction.DELETE, actor=actor, entity=entity,
-            payload={"relations": relation_ids}, summary=f"Deleted {entity.name!r}",
+            payload={"relations": relation_ids, "curated": curated},
+            summary=f"Deleted {entity.name!r}",
         )  # fmt: skip
         for canonical in _names_of(entity):
             CurationRule.objects.create(
@@ -703,16 +725,17 @@ def do_add_alias(
         )  # fmt: skip
         if taken is not None:
             raise Conflict(f"{clean!r} is an alias of {taken.entity.name!r} already.")
-        alias, _ = Alias.objects.get_or_create(
+        alias, created = Alias.objects.get_or_create(
             workspace=workspace, entity=entity, canonical=canonical,
             defaults={"name": clean, "origin": AliasOrigin.MANUAL},
         )  # fmt: skip
         event = _event(
             workspace, CurationAction.ALIAS_ADD, actor=actor, entity=entity,
-            payload={"alias": alias.pk, "canonical": canonical},
+            payload={"alias": alias.pk, "canonical": canonical, "alias_created": created},
             summary=f"Added alias {clean!r} to {entity.name!r}",
         )  # fmt: skip
-        _pin(workspace, canonical, entity, event)
+        event.payload["pins_lifted"] = _pin(workspace, canonical, entity, event)
+        event.save(update_fields=["payload"])
         _sync_alias_list([entity.pk])
     return event
 
@@ -723,15 +746,20 @@ def do_remove_alias(
     with transaction.atomic():
         entity = _one(workspace, entity_id)
         canonical = entity_key(name, entity.type.name)
-        deleted, _ = Alias.objects.filter(entity=entity, canonical=canonical).delete()
-        if not deleted:
+        rows = list(Alias.objects.filter(entity=entity, canonical=canonical).values())
+        if not rows:
             raise NotFound(f"{entity.name!r} has no alias {name!r}.")
-        CurationRule.objects.filter(
+        Alias.objects.filter(pk=rows[0]["id"]).delete()
+        pins = CurationRule.objects.filter(
             kind=RuleKind.ALIAS_PIN, canonical=canonical, entity=entity, active=True
-        ).update(active=False)
+        )
+        lifted = list(pins.values_list("pk", flat=True))
+        pins.update(active=False)
+        row = {**rows[0], "created_at": rows[0]["created_at"].isoformat()}
         event = _event(
             workspace, CurationAction.ALIAS_REMOVE, actor=actor, entity=entity,
-            payload={"canonical": canonical}, summary=f"Removed alias {name!r} of {entity.name!r}",
+            payload={"canonical": canonical, "alias_row": row, "pins_lifted": lifted},
+            summary=f"Removed alias {name!r} of {entity.name!r}",
         )  # fmt: skip
         _sync_alias_list([entity.pk])
     return event
@@ -785,7 +813,8 @@ def do_mark_not_same(
             payload={"pair": sorted([entity_id, other_id])},
             summary=f"{entities[entity_id].name!r} is not {entities[other_id].name!r}",
         )  # fmt: skip
-        _not_same(workspace, entity_id, other_id, event)
+        event.payload["suggestions_rejected"] = _not_same(workspace, entity_id, other_id, event)
+        event.save(update_fields=["payload"])
     return event
 
 
@@ -834,8 +863,9 @@ def do_split_entity(
             payload={"new_entity": new.pk, "mentions": ids},
             summary=f"Split {len(ids)} mention(s) of {entity.name!r} into {clean!r}",
         )  # fmt: skip
-        _pin(workspace, canonical, new, event)
+        event.payload["pins_lifted"] = _pin(workspace, canonical, new, event)
         _not_same(workspace, entity.pk, new.pk, event)
+        event.save(update_fields=["payload"])
         do_refresh_derived(
             workspace_id=workspace.pk, entity_ids=[entity.pk, new.pk], relation_ids=[], prune=False
         )

@@ -1,7 +1,8 @@
 """Relations: the list and one relation with its evidence (readers), and every curation
 action on a relation (editors): delete, retype or describe (PATCH), reverse, add by hand,
-and the undo of a relation change. Reads and writes of `relations` and `relations/{id}`
-share paths, so they share this router.
+and the undo of any curation event (written for relation changes first, so it stays
+here). Reads and writes of `relations` and `relations/{id}` share paths, so they share
+this router.
 """
 
 # No `from __future__ import annotations` here: ninja resolves the parameters of a view
@@ -17,13 +18,15 @@ from knowledge.actions.relation_curation import (
     do_add_relation,
     do_delete_relation,
     do_reverse_relation,
-    do_undo_relation_event,
     do_update_relation,
 )
+from knowledge.actions.undo import do_undo_event
 from knowledge.api.params import Pagination, StateFilter
 from knowledge.models import CurationEvent
+from knowledge.schemas.curation import UndoResult
 from knowledge.schemas.graph import RelationDetailOut, RelationOut
 from knowledge.schemas.relations import RelationCurationResult, RelationIn, RelationPatchIn
+from knowledge.selectors.curation import get_entity_for_workspace
 from knowledge.selectors.entities import MAX_EVIDENCE
 from knowledge.selectors.relations import get_relation_detail, list_relations
 from workspaces.auth import get_caller, get_workspace_access
@@ -167,16 +170,27 @@ def reverse_relation(request: HttpRequest, slug: str, relation_id: int) -> dict[
 
 @router.post(
     "/workspaces/{slug}/curation-events/{event_id}/undo",
-    response=RelationCurationResult,
-    summary="Undo a relation change exactly",
+    response=UndoResult,
+    summary="Undo any curation decision exactly",
 )
-def undo_relation_event(request: HttpRequest, slug: str, event_id: int) -> dict[str, Any]:
-    """The relation as it was before the event, and the event's rules retired. 409 when
-    it was undone already or a later change to the same relation stands (undo that one
-    first). Entity merges are undone with `entities/{id}/unmerge`, deletions with
-    `entities/{id}/restore`."""
+def undo_relation_event(
+    request: HttpRequest,
+    slug: str,
+    event_id: int,
+    cascade: Annotated[
+        bool, Query(description="undo the later decisions that depend on it first, newest first")
+    ] = False,
+) -> dict[str, Any]:
+    """Any event: a merge (automatic ones too) is unmerged, a deletion restored, a rename,
+    retype, alias change, split, block or "not the same" put back, a relation change
+    reverted. 409 names the later event that still stands on it (undo that one first, or
+    pass `cascade`), or says it was undone already; undo events are not undoable."""
     workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
-    event = do_undo_relation_event(
-        workspace=workspace, event_id=event_id, actor=get_caller(request).user
+    event = do_undo_event(
+        workspace=workspace, event_id=event_id, actor=get_caller(request).user, cascade=cascade
     )
-    return relation_result(workspace, event)
+    result = relation_result(workspace, event)
+    entity = None
+    if event.relation_id is None and event.entity_id is not None:
+        entity = get_entity_for_workspace(workspace, event.entity_id)
+    return {**result, "entity": entity}

@@ -10,6 +10,7 @@ from typing import Any
 from ninja import Field, Schema
 
 from knowledge.schemas.entity import EntityBase
+from knowledge.schemas.graph import RelationOut
 
 
 class EntityOut(EntityBase):
@@ -81,6 +82,31 @@ class CurationEventOut(Schema):
 class CurationResult(Schema):
     event: CurationEventOut
     entity: EntityOut | None
+
+
+class UndoEventOut(CurationEventOut):
+    relation_id: int | None
+
+
+class UndoResult(Schema):
+    """An undo's own event, and what it put back: the relation for a relation change
+    (null when the undo removed a hand-made one), the entity for an entity decision."""
+
+    event: UndoEventOut
+    relation: RelationOut | None = Field(
+        ...,
+        description="the relation now (null for entity decisions, or when an undo "
+        "removed a hand-made relation)",
+    )
+    entity: EntityOut | None = Field(None, description="the entity now (null for relation changes)")
+
+    @staticmethod
+    def resolve_relation(obj: Any) -> Any:
+        return obj["relation"]
+
+    @staticmethod
+    def resolve_entity(obj: Any) -> Any:
+        return obj.get("entity")
 
 
 class SuggestionOut(Schema):

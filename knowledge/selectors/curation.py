@@ -4,7 +4,11 @@ queue, the event log, and the entities a consolidation pass walks.
 
 from __future__ import annotations
 
+from datetime import date, datetime, time, timedelta
 from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
 
 from ingest.models import Source
 from knowledge.models import (
@@ -67,16 +71,82 @@ def list_merge_suggestions(workspace: Workspace, *, status: str = "open") -> Any
     )
 
 
+MACHINE = "machine"
+
+
 def list_curation_events(
-    workspace: Workspace, *, entity_id: int | None = None, relation_id: int | None = None
+    workspace: Workspace,
+    *,
+    entity_id: int | None = None,
+    relation_id: int | None = None,
+    event_id: int | None = None,
+    actor: str | None = None,
+    action: str | None = None,
+    since: datetime | date | None = None,
+    until: datetime | date | None = None,
 ) -> Any:
-    """The workspace's curation events, newest first (one entity's or one relation's)."""
+    """The workspace's curation events, newest first (or one of them): one entity's (those
+    naming it in their payload too: the merged, the split-off, the other of a pair) or one
+    relation's,
+    by one person (`actor` a username, or "machine" for consolidation's and the LLM's own
+    decisions), of one action, within dates (`until` a date: that whole day)."""
     events = CurationEvent.objects.for_workspace(workspace).select_related("actor")
     if entity_id is not None:
-        events = events.filter(entity_id=entity_id)
+        events = events.filter(
+            Q(entity_id=entity_id)
+            | Q(payload__merged__contains=[{"id": entity_id}])
+            | Q(payload__pair__contains=[entity_id])
+            | Q(payload__new_entity=entity_id)
+        )
     if relation_id is not None:
         events = events.filter(relation_id=relation_id)
+    if event_id is not None:
+        events = events.filter(pk=event_id)
+    if actor == MACHINE:
+        events = events.filter(actor__isnull=True)
+    elif actor:
+        events = events.filter(actor__username=actor)
+    if action:
+        events = events.filter(action=action)
+    if since is not None:
+        events = events.filter(created_at__gte=_moment(since))
+    if isinstance(until, datetime):
+        events = events.filter(created_at__lte=_moment(until))
+    elif until is not None:
+        events = events.filter(created_at__lt=_moment(until) + timedelta(days=1))
     return events.order_by("-created_at", "-pk")
+
+
+def _moment(value: datetime | date) -> datetime:
+    if isinstance(value, datetime):
+        return value if timezone.is_aware(value) else timezone.make_aware(value)
+    return timezone.make_aware(datetime.combine(value, time.min))
+
+
+def list_curation_actors(workspace: Workspace) -> list[str]:
+    """The usernames of the people with curation events in the workspace."""
+    return sorted(
+        set(
+            CurationEvent.objects.for_workspace(workspace)
+            .filter(actor__isnull=False)
+            .values_list("actor__username", flat=True)
+        )
+    )
+
+
+def get_llm_verdicts(workspace: Workspace, pairs: list[tuple[int, int]]) -> dict[Any, Any]:
+    """The LLM's verdict and reason for each pair (lower id first) it judged."""
+    if not pairs:
+        return {}
+    lows = {low for low, _ in pairs}
+    found = (
+        MergeSuggestion.objects.for_workspace(workspace)
+        .filter(entity_a_id__in=lows)
+        .exclude(llm_verdict="")
+        .values_list("entity_a_id", "entity_b_id", "llm_verdict", "llm_reason")
+    )
+    wanted = set(pairs)
+    return {(a, b): (verdict, reason) for a, b, verdict, reason in found if (a, b) in wanted}
 
 
 def get_entities_to_consolidate(workspace: Workspace, *, source: Source | None = None) -> Any:

@@ -15,6 +15,7 @@ from tests.agents.conftest import call
 from tests.ingest.crawl_site import CrawlSite
 from tests.llm_server import Reply
 from tests.support import run_pending
+from workspaces.models import Role
 
 READ_TOOLS = {
     "search", "ask", "get_entity", "list_entities", "neighborhood", "find_path",
@@ -23,6 +24,7 @@ READ_TOOLS = {
 WRITE_TOOLS = {
     "add_text", "add_url", "crawl", "merge_entities", "unmerge", "add_relation",
     "update_relation", "delete_relation", "reverse_relation", "undo_relation_change",
+    "undo_curation",
 }  # fmt: skip
 
 
@@ -166,6 +168,28 @@ def test_merge_then_unmerge_restores_both_entities(alice, corpus, session):
     assert not undone.is_error, undone.content
     assert Entity.objects.get(pk=authority).state == "active"
     assert undone.structured_content["event"]["action"] == "unmerge"
+
+
+def test_undo_curation_undoes_any_event_and_refuses_viewers_and_strangers(
+    alice, bob, make_member, corpus, session
+):
+    crane, authority = corpus.entities["Crane 7"], corpus.entities["Harbour Authority"]
+    merged = call(session, alice, "merge_entities", {"entity_ids": [crane, authority]})
+    event_id = merged.structured_content["event"]["id"]
+    viewer = make_member("vera", workspace="acme", role=Role.VIEWER)
+
+    refused = call(session, viewer, "undo_curation", {"event_id": event_id})
+    assert refused.is_error and "editor role" in refused.content[0].text
+    stranger = call(session, bob, "undo_curation", {"event_id": event_id})
+    assert stranger.is_error and stranger.structured_content["error"]["code"] == "not_found"
+    assert CurationEvent.objects.get(pk=event_id).undone_by_id is None
+
+    undone = call(session, alice, "undo_curation", {"event_id": event_id})
+    assert not undone.is_error, undone.content
+    assert undone.structured_content["event"]["action"] == "unmerge"
+    assert Entity.objects.get(pk=authority).state == "active"
+    again = call(session, alice, "undo_curation", {"event_id": event_id})
+    assert again.is_error and "undone already" in again.content[0].text
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,8 @@ ADDED_PATHS |= {
     "/api/v1/workspaces/{slug}/curation-events/{event_id}/undo",
 }
 ADDED_COMPONENTS |= {"RelationCurationResult", "RelationEventOut", "RelationIn", "RelationPatchIn"}
+# The undo of any curation event (same path; its answer names the entity too).
+ADDED_COMPONENTS |= {"UndoResult", "UndoEventOut"}
 # Methods added to paths the snapshot has.
 ADDED_METHODS = {
     ("/api/v1/workspaces/{slug}/relations", "post"),
