@@ -22,6 +22,8 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
     curation.py   every human action on entities, with an exact undo
     relation_curation.py  delete, retype, reverse, describe or add a relation by hand;
                   the rules that hold through re-extraction
+    type_merge.py merging two types (each row retyped by curation's retype), the schema
+                  change log and its undo
     undo.py       one undo for every curation event (each action's exact inverse; refused
                   naming a later event that still stands, or cascade)
     quality.py    the quality page's Block (delete, and block the name in every type) and

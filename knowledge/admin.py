@@ -1,5 +1,6 @@
 """Django admin for curation: entities (with their evidence and history), relations (with
-their history and hand-made notes), the merge-suggestion queue and the curation log.
+their history and hand-made notes), the merge-suggestion queue, the curation log, and the
+schema registry's entity and relation types.
 Every change goes through the curation actions, so the admin leaves the same events and
 rules as the API."""
 
@@ -26,13 +27,22 @@ from knowledge.actions.relation_curation import (
     do_reverse_relation,
     do_update_relation,
 )
+from knowledge.actions.schema import (
+    TypeKind,
+    do_accept_type,
+    do_rename_type,
+    do_retire_type,
+    do_set_relation_domain,
+)
 from knowledge.models import (
     CurationEvent,
     Entity,
     EntityState,
+    EntityType,
     Mention,
     MergeSuggestion,
     Relation,
+    RelationType,
     SuggestionStatus,
 )
 from knowledge.models.curation import RelationNote
@@ -289,3 +299,94 @@ class CurationEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class TypeAdmin(admin.ModelAdmin):
+    """Entity and relation types: read-mostly, with a workspace filter. The form edits the
+    name (and a relation type's domain and range); status changes are the list's actions.
+    Every change goes through the schema actions, so it is logged as a `TypeChange` and
+    can be undone on the Schema page, and extraction's cache key follows."""
+
+    kind: TypeKind = "entity"
+    list_display = ("name", "status", "origin", "proposed_count", "workspace", "updated_at")
+    list_filter = ("workspace", "status", "origin")
+    search_fields = ("name", "description")
+    readonly_fields = ("workspace", "description", "examples", "status", "origin",
+                       "proposed_count", "created_by", "created_at", "updated_at")  # fmt: skip
+    actions = ("accept_selected", "retire_selected")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Types are added on the Schema page, the API or `manage.py schema`.
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Types are retired, never deleted: entities and relations point at them.
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if "name" not in form.changed_data:
+            return
+        before = type(obj).objects.select_related("workspace").get(pk=obj.pk)
+        try:
+            do_rename_type(
+                workspace=before.workspace, kind=self.kind, name=before.name,
+                new_name=obj.name, actor=request.user,  # type: ignore[arg-type]
+            )  # fmt: skip
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+
+    @admin.action(description="Accept selected types (offered to extraction)")
+    def accept_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        self._each(request, queryset, do_accept_type)
+
+    @admin.action(description="Retire selected types (no longer offered to extraction)")
+    def retire_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        self._each(request, queryset, do_retire_type)
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[Any], action: Any) -> None:
+        done = 0
+        for row in queryset.select_related("workspace").order_by("pk"):
+            try:
+                action(workspace=row.workspace, kind=self.kind, name=row.name, actor=request.user)
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, f"{row.name}: {exc.message}", messages.ERROR)
+        self.message_user(request, f"{done} type{'' if done == 1 else 's'} changed.")
+
+
+@admin.register(EntityType)
+class EntityTypeAdmin(TypeAdmin):
+    kind = "entity"
+    fields = ("name", *TypeAdmin.readonly_fields)
+
+
+@admin.register(RelationType)
+class RelationTypeAdmin(TypeAdmin):
+    kind = "relation"
+    fields = ("name", "domain", "range", *TypeAdmin.readonly_fields)
+    filter_horizontal = ("domain", "range")
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        """Domain and range offer the entity types of the type's own workspace."""
+        resolved = getattr(request, "resolver_match", None)
+        object_id = resolved.kwargs.get("object_id") if resolved else None
+        row = RelationType.objects.filter(pk=object_id).first() if object_id else None
+        if row is not None:
+            kwargs["queryset"] = EntityType.objects.for_workspace(row.workspace)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Domain and range go through `do_set_relation_domain` (validated, logged), never
+        straight into the link tables."""
+        if not {"domain", "range"} & set(form.changed_data):
+            return
+        row = form.instance
+        try:
+            do_set_relation_domain(
+                workspace=row.workspace, name=RelationType.objects.get(pk=row.pk).name,
+                domain=[t.name for t in form.cleaned_data["domain"]],
+                range=[t.name for t in form.cleaned_data["range"]],
+                actor=request.user,  # type: ignore[arg-type]
+            )  # fmt: skip
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)

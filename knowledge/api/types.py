@@ -80,7 +80,9 @@ def add_type(
 )
 def accept_type(request: HttpRequest, slug: str, kind: KindSegment, name: str) -> dict[str, Any]:
     workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
-    accepted = do_accept_type(workspace=workspace, kind=_kind(kind), name=name)
+    accepted = do_accept_type(
+        workspace=workspace, kind=_kind(kind), name=name, actor=get_caller(request).user
+    )
     return _type_out(workspace, _kind(kind), accepted.name)
 
 
@@ -91,7 +93,9 @@ def accept_type(request: HttpRequest, slug: str, kind: KindSegment, name: str) -
 )
 def retire_type(request: HttpRequest, slug: str, kind: KindSegment, name: str) -> dict[str, Any]:
     workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
-    retired = do_retire_type(workspace=workspace, kind=_kind(kind), name=name)
+    retired = do_retire_type(
+        workspace=workspace, kind=_kind(kind), name=name, actor=get_caller(request).user
+    )
     return _type_out(workspace, _kind(kind), retired.name)
 
 
@@ -101,6 +105,10 @@ def rename_type(
 ) -> dict[str, Any]:
     workspace = get_workspace_access(request, slug, role=Role.EDITOR).workspace
     renamed = do_rename_type(
-        workspace=workspace, kind=_kind(kind), name=name, new_name=payload.name
+        workspace=workspace,
+        kind=_kind(kind),
+        name=name,
+        new_name=payload.name,
+        actor=get_caller(request).user,
     )
     return _type_out(workspace, _kind(kind), renamed.name)

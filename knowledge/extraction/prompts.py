@@ -55,6 +55,17 @@ def render(template: str, **values: str) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
+def describe_relation_type(
+    description: str, domain: tuple[str, ...], range: tuple[str, ...]
+) -> str:
+    """A relation type's line in the prompt: its description, then the entity types it may
+    join when its domain or range is set ("any" for the side left open)."""
+    if not domain and not range:
+        return description
+    allowed = f"({' | '.join(domain) or 'any'} → {' | '.join(range) or 'any'})"
+    return f"{description} {allowed}" if description else allowed
+
+
 def _type_lines(types: tuple[tuple[str, str], ...]) -> str:
     return "\n".join(
         f"- {name}: {description}" if description else f"- {name}" for name, description in types
