@@ -85,6 +85,10 @@ def relation_signatures(workspace: Workspace) -> dict[str, tuple[tuple[str, ...]
     return {name: (tuple(d), tuple(r)) for name, (d, r) in found.items()}
 
 
+# Proposed types listed on the Schema page (the most asked-for; the rest are counted).
+PROPOSED_SHOWN = 50
+
+
 @dataclass
 class TypeRow:
     """One type as the Schema page shows it."""
@@ -110,11 +114,30 @@ class SchemaOverview:
     changes: list[TypeChange]
 
     @property
+    def listed_entity_types(self) -> list[TypeRow]:
+        """The entity types in use or retired: proposed ones have their own list."""
+        return [r for r in self.entity_types if r.status != TypeStatus.PROPOSED]
+
+    @property
+    def listed_relation_types(self) -> list[TypeRow]:
+        return [r for r in self.relation_types if r.status != TypeStatus.PROPOSED]
+
+    @property
     def proposed(self) -> list[tuple[str, TypeRow]]:
         """Proposed types of both kinds, the most asked-for first."""
         rows = [("entity", r) for r in self.entity_types if r.status == TypeStatus.PROPOSED]
         rows += [("relation", r) for r in self.relation_types if r.status == TypeStatus.PROPOSED]
         return sorted(rows, key=lambda kr: (-kr[1].proposed_count, kr[1].name))
+
+    @property
+    def proposed_shown(self) -> list[tuple[str, TypeRow]]:
+        """The PROPOSED_SHOWN most asked-for: an extractor can propose hundreds (the
+        offline one names a relation after every table header it reads)."""
+        return self.proposed[:PROPOSED_SHOWN]
+
+    @property
+    def proposed_hidden(self) -> int:
+        return max(0, len(self.proposed) - PROPOSED_SHOWN)
 
     @property
     def violations(self) -> int:

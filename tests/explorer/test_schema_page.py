@@ -224,3 +224,19 @@ def test_the_violations_list_is_paginated(editor, graph):
     second = body(client.get(url("schema_violations", works_for), {"offset": 20}))
     # 25 new ones and Grace → Paris.
     assert second.count('<tr id="violation-') == 6 and 'rel="next"' not in second
+
+
+def test_hundreds_of_proposed_types_are_listed_once_the_most_asked_for_first(editor, graph):
+    names = [f"header_{n:03d}" for n in range(55)]
+    do_record_proposed_types(workspace=editor.workspace, kind="relation", names=names)
+    for n, name in enumerate(names):
+        RelationType.objects.filter(workspace=editor.workspace, name=name).update(
+            status=TypeStatus.PROPOSED, proposed_count=n + 1
+        )
+    html = body(signed_in(editor).get(url("schema")))
+    relation_table = html.split('id="relation-types"', 1)[1].split("</table>", 1)[0]
+    assert "header_" not in relation_table  # proposed ones have their own list
+    proposed = html.split('id="proposed-types"', 1)[1].split("</table>", 1)[0]
+    assert "header_054" in proposed and "header_006" in proposed
+    assert "header_000" not in proposed  # the least asked-for are only counted
+    assert "6 more proposed types" in html  # 55 of ours and the graph's "gadget", 50 shown
