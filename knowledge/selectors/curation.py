@@ -90,7 +90,11 @@ def list_curation_events(
     relation's,
     by one person (`actor` a username, or "machine" for consolidation's and the LLM's own
     decisions), of one action, within dates (`until` a date: that whole day)."""
-    events = CurationEvent.objects.for_workspace(workspace).select_related("actor")
+    events = (
+        CurationEvent.objects.for_workspace(workspace)
+        .select_related("actor", "entity", "relation")
+        .defer("entity__embedding", "entity__blocking_keys", "entity__properties")
+    )
     if entity_id is not None:
         events = events.filter(
             Q(entity_id=entity_id)
