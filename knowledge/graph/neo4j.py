@@ -267,18 +267,84 @@ def shortest_path_query(max_hops: int, *, typed: bool) -> str:
 
     Cypher takes no parameter for a variable-length bound, so the (validated) integer is
     part of the text; the relation predicate sits in `all(...)` over the path, the form
-    Neo4j checks while it searches instead of filtering finished paths."""
+    Neo4j checks while it searches instead of filtering finished paths. The two ends are
+    matched by separate clauses (one row each, by the unique id): the same rows as one
+    comma-separated pattern, which Neo4j flags as a possible cartesian product."""
     hops = int(max_hops)
     if hops < 1:
         raise ValueError(f"max_hops must be at least 1, not {max_hops!r}")
     predicate = "r.workspace_id = $workspace_id" + (" AND r.type IN $types" if typed else "")
     return (
-        "MATCH (a:Entity {id: $source}), (b:Entity {id: $target})\n"
-        "WHERE a.workspace_id = $workspace_id AND b.workspace_id = $workspace_id\n"
+        "MATCH (a:Entity {id: $source})\n"
+        "WHERE a.workspace_id = $workspace_id\n"
+        "MATCH (b:Entity {id: $target})\n"
+        "WHERE b.workspace_id = $workspace_id\n"
         f"MATCH p = shortestPath((a)-[:REL*..{hops}]-(b))\n"
         f"WHERE all(r IN relationships(p) WHERE {predicate})\n"
         "RETURN [n IN nodes(p) | n.id] AS node_ids"
     )
+
+
+# The longest path bound the collector below renders: the API's and the agents' limit
+# (knowledge/selectors/graph.py MAX_PATH_HOPS), which the statement check's test holds us to.
+CHECKED_PATH_HOPS = 6
+
+# Every parameter the backend sends with its statements; the statement check rejects any
+# other `$name`, so a misspelt parameter fails `make test` rather than a query on a server.
+PARAMETERS: tuple[str, ...] = (
+    "batch",
+    "entity_type",
+    "frontier",
+    "ids",
+    "max_edges",
+    "path_ids",
+    "rows",
+    "source",
+    "target",
+    "top",
+    "types",
+    "workspace_id",
+)
+
+
+def all_statements() -> list[tuple[str, str]]:
+    """Every statement this backend can send, as (name, Cypher text), parameters left as
+    `$name`: each constant once and each builder in every variant it can produce (the path
+    builder for each hop bound up to CHECKED_PATH_HOPS). No server is needed: the text is
+    checked with Neo4j's own Cypher language support (scripts/cypher_check.mjs, run by
+    tests/knowledge/graph/test_cypher_statements.py), and no projection statement lives
+    anywhere else (knowledge/graph/sync.py only calls the backend)."""
+    # "CREATE CONSTRAINT|INDEX <name> ...": named after the constraint or index.
+    statements = [(f"schema {text.split()[2]}", text) for text in SCHEMA_STATEMENTS]
+    statements += [
+        ("upsert entities", UPSERT_ENTITIES),
+        ("move relations", MOVE_RELATIONS),
+        ("upsert relations", UPSERT_RELATIONS),
+        ("delete entities", DELETE_ENTITIES),
+        ("delete relations", DELETE_RELATIONS),
+        ("clear relations batch", CLEAR_RELATIONS_BATCH),
+        ("clear entities batch", CLEAR_ENTITIES_BATCH),
+        ("nodes by id", NODES_BY_ID),
+        ("top by degree", TOP_BY_DEGREE),
+        ("hubs", HUBS),
+        ("stats entity types", STATS_ENTITY_TYPES),
+        ("stats relation types", STATS_RELATION_TYPES),
+        ("stats degrees", STATS_DEGREES),
+        ("path edges", PATH_EDGES),
+        ("health", HEALTH),
+    ]
+    for typed in (False, True):
+        kind = "typed" if typed else "untyped"
+        for direction in DIRECTIONS:
+            statements.append((f"expand {direction} {kind}", expand_query(direction, typed=typed)))
+        for limited in (False, True):
+            label = f"edges {kind}" + (" limited" if limited else "")
+            statements.append((label, edges_query(typed=typed, limited=limited)))
+        for hops in range(1, CHECKED_PATH_HOPS + 1):
+            statements.append(
+                (f"shortest path {hops} hops {kind}", shortest_path_query(hops, typed=typed))
+            )
+    return statements
 
 
 # --- The backend ----------------------------------------------------------------------------
