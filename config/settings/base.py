@@ -73,6 +73,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # gzip for large JSON/CSV/GraphML data answers only, never pages (BREACH): the rule and
+    # why in config/compression.py. Early, so it compresses what the others produced.
+    "config.compression.DataCompressionMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -286,6 +289,16 @@ MCP_MAX_RESULT_CHARS = int(env_float("MCP_MAX_RESULT_CHARS", 50_000))
 # Tool calls and resource reads one API token may make per minute (counted in the
 # database, so the limit holds across web workers and stdio processes).
 MCP_RATE_PER_MINUTE = int(env_float("MCP_RATE_PER_MINUTE", 120))
+
+# --- Metrics: GET /metrics for Prometheus (system/metrics.py, docs/operations.md) ---------
+# Off (404) unless one of these is set. METRICS_TOKEN: the scraper's bearer token.
+# METRICS_ALLOWED_NETWORKS: comma-separated CIDRs the scraper's address must fall in (the
+# peer address: behind a proxy, the proxy's). Both set: both are required.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_ALLOWED_NETWORKS = env_list("METRICS_ALLOWED_NETWORKS", [])
+# Figures the apps above `system` count at scrape time: dotted paths of functions yielding
+# prometheus_client metric families, loaded lazily like HEALTH_COUNTS.
+METRICS_COLLECTORS = ["knowledge.selectors.llm_usage.llm_usage_metrics"]
 
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)

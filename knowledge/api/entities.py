@@ -5,6 +5,7 @@ action on it (edit, merge, unmerge, split, delete, restore). GET and PATCH of
 
 # No `from __future__ import annotations` here: ninja resolves the parameters of a view
 # wrapped by @paginate in the wrapper's module, where string annotations name nothing.
+import time
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -50,6 +51,7 @@ from knowledge.selectors.graph import (
     get_neighborhood,
 )
 from knowledge.selectors.params import MAX_GRAPH_NODES, parse_names
+from system.metrics import observe_graph_query
 from workspaces.auth import get_caller, get_workspace_access
 from workspaces.errors import InvalidInput
 from workspaces.models import MAX_ID, Role, Workspace
@@ -180,7 +182,8 @@ def entity_neighborhood(
     """Nodes nearest first (`depth` = hops from the entity); `truncated` when `limit` cut
     it. A merged or deleted entity has no neighbourhood (empty nodes)."""
     workspace = get_workspace_access(request, slug).workspace
-    return get_neighborhood(
+    started = time.perf_counter()
+    answer = get_neighborhood(
         workspace,
         entity_id,
         hops=hops,
@@ -189,6 +192,8 @@ def entity_neighborhood(
         direction=direction,
         limit=limit,
     )
+    observe_graph_query("neighbourhood", time.perf_counter() - started)
+    return answer
 
 
 @router.post(

@@ -8,6 +8,8 @@ the same code.
 
 # No `from __future__ import annotations` here: ninja resolves the parameters of a view
 # wrapped by @paginate in the wrapper's module, where string annotations name nothing.
+import time
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -33,6 +35,7 @@ from knowledge.selectors.graph import (
     get_workspace_stats,
 )
 from knowledge.selectors.params import MAX_GRAPH_NODES, parse_ids, parse_names
+from system.metrics import observe_graph_query
 from workspaces.auth import get_workspace_access
 from workspaces.models import MAX_ID
 
@@ -57,12 +60,15 @@ def shortest_path(
     """Ignores direction. No path within `max_hops` is an answer, not an error: 200 with
     `found: false`, `length: null` and no nodes. An unknown `from` or `to` is a 404."""
     workspace = get_workspace_access(request, slug).workspace
-    return get_path(
-        workspace,
-        source_id=from_,
-        target_id=to,
-        max_hops=max_hops,
-        relation_types=parse_names(relation_types),
+    return _timed(
+        "path",
+        lambda: get_path(
+            workspace,
+            source_id=from_,
+            target_id=to,
+            max_hops=max_hops,
+            relation_types=parse_names(relation_types),
+        ),
     )
 
 
@@ -80,7 +86,8 @@ def subgraph(
 ) -> dict[str, Any]:
     """Ids that are not active entities of this workspace are left out, as if missing."""
     workspace = get_workspace_access(request, slug).workspace
-    return get_subgraph(workspace, parse_ids(ids, label="ids"))
+    node_ids = parse_ids(ids, label="ids")
+    return _timed("subgraph", lambda: get_subgraph(workspace, node_ids))
 
 
 @router.get("/workspaces/{slug}/stats", response=StatsOut, summary="Graph statistics")
@@ -146,6 +153,14 @@ def export(
     return response
 
 
+def _timed(query: str, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The read's answer; its duration goes to the graph latency metric (system/metrics.py)."""
+    started = time.perf_counter()
+    data = read()
+    observe_graph_query(query, time.perf_counter() - started)
+    return data
+
+
 # --- the explorer's bulk loads -------------------------------------------------------------
 
 
@@ -187,7 +202,8 @@ def bulk_graph(request: HttpRequest, slug: str, params: Query[BulkGraphQuery]) -
         types=params.types, source=params.source, seen_after=params.seen_after,
         seen_before=params.seen_before, min_degree=params.min_degree,
     )  # fmt: skip
-    return _compact(get_bulk_graph(workspace, hubs=params.hubs, filters=filters))
+    data = _timed("bulk", lambda: get_bulk_graph(workspace, hubs=params.hubs, filters=filters))
+    return _compact(data)
 
 
 @router.post(
@@ -205,11 +221,14 @@ def bulk_graph_of(request: HttpRequest, slug: str, payload: BulkGraphIn) -> Http
         types=payload.types, source=payload.source, seen_after=payload.seen_after,
         seen_before=payload.seen_before, min_degree=payload.min_degree,
     )  # fmt: skip
-    data = get_bulk_graph(
-        workspace,
-        ids=list(dict.fromkeys(payload.ids)),
-        touching=payload.touching,
-        edges=payload.edges,
-        filters=filters,
+    data = _timed(
+        "bulk_ids",
+        lambda: get_bulk_graph(
+            workspace,
+            ids=list(dict.fromkeys(payload.ids)),
+            touching=payload.touching,
+            edges=payload.edges,
+            filters=filters,
+        ),
     )
     return _compact(data)

@@ -7,6 +7,7 @@ from ninja import Router
 
 from knowledge.retrieval import SearchResult, hybrid_search
 from knowledge.schemas.search import SearchIn, SearchOut
+from system.metrics import observe_search
 from workspaces.auth import get_workspace_access
 
 router = Router(tags=["knowledge"])
@@ -26,7 +27,7 @@ def search(request: HttpRequest, slug: str, payload: SearchIn) -> SearchResult:
     (`signals_used`, `warnings`). Any member may search; returned chunks and entities count
     as retrieved."""
     workspace = get_workspace_access(request, slug).workspace
-    return hybrid_search(
+    result = hybrid_search(
         workspace=workspace,
         query=payload.query,
         limit=payload.limit,
@@ -37,3 +38,5 @@ def search(request: HttpRequest, slug: str, payload: SearchIn) -> SearchResult:
         ingested_from=payload.ingested_from,
         ingested_to=payload.ingested_to,
     )
+    observe_search(result.took_ms / 1000)
+    return result
