@@ -1,6 +1,6 @@
 """The browser UI's URLs: each screen's module lists its own (sources_views, graph_views,
 curation_views, history_views, quality_views, schema_views, entities_views, account_views,
-ask_views); sign-in and first run are here."""
+ask_views, workspace_views); sign-in and first run are here."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
@@ -16,6 +16,7 @@ from explorer import (
     schema_views,
     sources_views,
     views,
+    workspace_views,
 )
 
 app_name = "explorer"
@@ -38,5 +39,6 @@ urlpatterns = [
     *schema_views.urlpatterns,
     *entities_views.urlpatterns,
     *account_views.urlpatterns,
+    *workspace_views.urlpatterns,
     *ask_views.urlpatterns,
 ]

@@ -9,6 +9,7 @@ its own transaction.
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable
 
 from django.conf import settings
@@ -24,6 +25,7 @@ from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_coun
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
 from ingest.parsers.base import ParserLimits
+from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
 logger = logging.getLogger(__name__)
 
@@ -213,3 +215,25 @@ def embed(*, document: Document) -> None:
         )
     document.status = DocumentStatus.EMBEDDED
     document.save(update_fields=["status", "updated_at"])
+
+
+def purge_workspace(
+    *, workspace_id: int, batch_size: int, progress: DeletionProgress | None = None
+) -> None:
+    """Delete the workspace's sources, documents and chunks in batches (children first),
+    then its blobs: the files its documents named, and its blob directory with whatever an
+    interrupted run or upload left there. Blobs are stored per workspace
+    (`blobs/<workspace id>/`), so no other workspace loses a file."""
+    names = set(
+        Document.objects.filter(workspace_id=workspace_id)
+        .exclude(blob="")
+        .values_list("blob", flat=True)
+    )
+    purge_workspace_rows(
+        workspace_id=workspace_id,
+        models=tenant_models("ingest"),
+        batch_size=batch_size,
+        progress=progress,
+    )
+    blobs.delete_blobs(names)
+    shutil.rmtree(blobs.blob_path(f"blobs/{workspace_id}"), ignore_errors=True)

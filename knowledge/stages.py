@@ -15,6 +15,9 @@ from ingest.stages import group_prepared
 from knowledge.actions.evidence import do_forget_chunks, do_refresh_moved_chunks
 from knowledge.actions.extraction.documents import extract_document, extract_group
 from knowledge.actions.review import do_review_documents
+from knowledge.graph import get_graph_backend
+from knowledge.graph.sync import projection_aliases
+from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
 extract = group_prepared(extract_group)(extract_document)
 
@@ -31,3 +34,21 @@ def forget_chunks(*, chunk_ids: list[int]) -> None:
 
 def chunks_moved(*, chunk_ids: list[int]) -> None:
     do_refresh_moved_chunks(chunk_ids=chunk_ids)
+
+
+def purge_workspace(
+    *, workspace_id: int, batch_size: int, progress: DeletionProgress | None = None
+) -> None:
+    """Delete the workspace's knowledge rows in batches, children first (evidence and
+    mentions, relations, entities, and the types their PROTECTed foreign keys hold last),
+    then clear its graph projections, after the rows: a write-through that slipped in
+    meanwhile finds nothing left to push. A projection that cannot be cleared raises: the
+    deletion stops there and the next run (resumable) clears it."""
+    purge_workspace_rows(
+        workspace_id=workspace_id,
+        models=tenant_models("knowledge"),
+        batch_size=batch_size,
+        progress=progress,
+    )
+    for alias in projection_aliases():
+        get_graph_backend(alias).clear_workspace(workspace_id=workspace_id)

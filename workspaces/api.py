@@ -14,11 +14,12 @@ from ninja.pagination import LimitOffsetPagination, paginate
 from workspaces.actions.tokens import do_create_api_token, do_revoke_api_token
 from workspaces.actions.workspaces import (
     do_create_workspace,
+    do_request_workspace_deletion,
     do_set_membership,
     do_update_workspace,
 )
 from workspaces.auth import get_caller, get_workspace_access
-from workspaces.errors import PermissionDenied
+from workspaces.errors import NotFound, PermissionDenied
 from workspaces.models import ApiToken, Membership, Role, Workspace
 from workspaces.schemas import (
     MemberIn,
@@ -27,6 +28,7 @@ from workspaces.schemas import (
     TokenCreated,
     TokenIn,
     TokenOut,
+    WorkspaceDeletionOut,
     WorkspaceIn,
     WorkspaceOut,
     WorkspacePatch,
@@ -119,6 +121,34 @@ def update_workspace(request: HttpRequest, slug: str, payload: WorkspacePatch) -
         workspace=membership.workspace, name=payload.name, description=payload.description
     )
     return _workspace_out(workspace, membership.role)
+
+
+@router.delete(
+    "/workspaces/{slug}",
+    response={202: WorkspaceDeletionOut},
+    summary="Delete a workspace and everything in it (admin; in the background)",
+)
+def delete_workspace(request: HttpRequest, slug: str) -> Status[WorkspaceDeletionOut]:
+    """From the answer on, the workspace is missing (404) to everyone and in no list; its
+    rows, blobs and graph projection are removed in batches by the worker. Its admins may
+    ask, signed in or with a token; so may staff signed in with a session, like creating."""
+    caller = get_caller(request)
+    if caller.api_token is None and getattr(caller.user, "is_staff", False):
+        workspace = Workspace.objects.filter(slug=slug, deletion_requested_at=None).first()
+        if workspace is None:
+            raise NotFound(f"Workspace {slug!r} not found.")
+    else:
+        workspace = get_workspace_access(request, slug, role=Role.ADMIN).workspace
+    workspace = do_request_workspace_deletion(workspace=workspace, actor=caller.user)
+    return Status(
+        202,
+        WorkspaceDeletionOut(
+            slug=workspace.slug,
+            name=workspace.name,
+            state=workspace.state,
+            deletion_requested_at=workspace.deletion_requested_at,
+        ),
+    )
 
 
 @router.get("/workspaces/{slug}/members", response=list[MemberOut], summary="Members and roles")

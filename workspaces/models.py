@@ -29,12 +29,20 @@ class Workspace(models.Model):
     slug = models.SlugField(max_length=64, unique=True, validators=[validate_slug])
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when an admin asks for the workspace to be deleted: from then on it has no
+    # members (so it is missing to everyone), and a background task removes its rows in
+    # batches, then the workspace itself (workspaces/actions/workspaces.py).
+    deletion_requested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def state(self) -> str:
+        return "active" if self.deletion_requested_at is None else "deleting"
 
 
 class WorkspaceScopedQuerySet(models.QuerySet):

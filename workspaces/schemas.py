@@ -61,3 +61,10 @@ class MeOut(Schema):
     is_staff: bool
     token_workspace: str | None = Field(None, description="Set when calling with an API token")
     workspaces: list[WorkspaceOut]
+
+
+class WorkspaceDeletionOut(Schema):
+    slug: str
+    name: str
+    state: str = Field(..., description='"deleting" until the background task has removed it')
+    deletion_requested_at: datetime | None

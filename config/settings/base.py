@@ -338,6 +338,14 @@ INGEST_DELETION_HOOKS = ["knowledge.stages.forget_chunks"]
 # original when the original goes, ingest/actions/duplicates.py), so what is derived from a
 # chunk's document (the sources an entity is mentioned in) follows.
 INGEST_CHUNK_MOVE_HOOKS = ["knowledge.stages.chunks_moved"]
+# Called with `workspace_id=`, `batch_size=` and `progress=` when a workspace is deleted,
+# top app first, before the workspaces app sweeps what is left and the workspace itself
+# (workspaces/actions/workspaces.py): each deletes its app's rows in batches, children
+# first, and what lives outside the database (graph projections, blobs on disk).
+WORKSPACE_DELETION_HOOKS = [
+    "knowledge.stages.purge_workspace",
+    "ingest.stages.purge_workspace",
+]
 
 # --- Crawling ----------------------------------------------------------------------------
 CRAWL_USER_AGENT = os.environ.get(

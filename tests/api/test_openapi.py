@@ -47,6 +47,9 @@ ADDED_METHODS = {
     ("/api/v1/workspaces/{slug}/relations/{relation_id}", "patch"),
     ("/api/v1/workspaces/{slug}/relations/{relation_id}", "delete"),
 }
+# Deleting a workspace (admin; in the background: 202 with its state).
+ADDED_METHODS |= {("/api/v1/workspaces/{slug}", "delete")}
+ADDED_COMPONENTS |= {"WorkspaceDeletionOut"}
 # Parameters that gained values since the snapshot (and a new default): the entity search's
 # `match` (words, the new default) and `order` (relevance, the new default). Every value
 # the snapshot had is still accepted.

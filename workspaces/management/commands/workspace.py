@@ -1,4 +1,4 @@
-"""`manage.py workspace create|list|add-member|token`: tenancy for scripts.
+"""`manage.py workspace create|list|add-member|token|delete`: tenancy for scripts.
 
     workspace create SLUG [--name NAME] [--owner USERNAME]
     workspace list [--json]
@@ -6,6 +6,8 @@
     workspace token --workspace SLUG USERNAME --name NAME     (prints the secret once)
     workspace token --workspace SLUG --list [--json]
     workspace token --workspace SLUG --revoke TOKEN_ID
+    workspace delete SLUG [--yes] [--batch-size N]   (asks to type the slug unless --yes;
+        deletes in the foreground, printing progress; resumes a deletion left unfinished)
 
 Exit status: 0 on success, 1 when the action fails (e.g. not found), 2 on usage errors.
 """
@@ -19,15 +21,24 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from workspaces.actions.tokens import do_create_api_token, do_revoke_api_token
-from workspaces.actions.workspaces import do_create_user, do_create_workspace, do_set_membership
+from workspaces.actions.workspaces import (
+    DELETION_BATCH_SIZE,
+    do_create_user,
+    do_create_workspace,
+    do_delete_workspace,
+    do_request_workspace_deletion,
+    do_set_membership,
+)
 from workspaces.errors import DomainError, InvalidInput, NotFound
 from workspaces.models import Membership, Role, Workspace
 from workspaces.selectors import get_api_token_for_workspace, get_api_tokens
 
 
-def _workspace(slug: str) -> Workspace:
+def _workspace(slug: str, *, being_deleted: bool = False) -> Workspace:
+    """The workspace `slug`; one being deleted is missing, except to `delete` (which
+    finishes a deletion left unfinished)."""
     workspace = Workspace.objects.filter(slug=slug).first()
-    if workspace is None:
+    if workspace is None or (workspace.deletion_requested_at and not being_deleted):
         raise NotFound(f"Workspace {slug!r} not found.")
     return workspace
 
@@ -65,6 +76,11 @@ class Command(BaseCommand):
         token.add_argument("--revoke", type=int, metavar="TOKEN_ID")
         token.add_argument("--json", action="store_true", dest="as_json")
 
+        delete = sub.add_parser("delete", help="delete a workspace and everything in it")
+        delete.add_argument("slug")
+        delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        delete.add_argument("--batch-size", type=int, default=DELETION_BATCH_SIZE)
+
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
             getattr(self, "_" + action.replace("-", "_"))(**options)
@@ -95,13 +111,31 @@ class Command(BaseCommand):
                 "name": ws.name,
                 "members": Membership.objects.filter(workspace=ws).count(),
             }
-            for ws in Workspace.objects.order_by("slug")
+            for ws in Workspace.objects.filter(deletion_requested_at=None).order_by("slug")
         ]
         if as_json:
             self.stdout.write(json.dumps(rows))
             return
         for row in rows:
             self.stdout.write(f"{row['slug']}\t{row['name']}\t{row['members']} member(s)")
+
+    def _delete(self, *, slug: str, yes: bool, batch_size: int, **_: Any) -> None:
+        ws = _workspace(slug, being_deleted=True)
+        if batch_size < 1:
+            raise InvalidInput("--batch-size must be at least 1.")
+        if not yes and ws.deletion_requested_at is None:
+            self.stdout.write(
+                f"This deletes workspace {ws.slug!r} ({ws.name}) with all its sources, "
+                "documents, graph and history. It cannot be undone."
+            )
+            if input("Type the workspace's slug to confirm: ").strip() != ws.slug:
+                raise InvalidInput("Not confirmed; nothing was deleted.")
+        do_request_workspace_deletion(workspace=ws, actor=None, in_background=False)
+        do_delete_workspace(workspace_id=ws.pk, batch_size=batch_size, progress=self._progress)
+        self.stdout.write(f"deleted workspace {ws.slug!r}")
+
+    def _progress(self, what: str, rows: int) -> None:
+        self.stdout.write(f"  {what}: {rows} deleted")
 
     def _add_member(
         self, *, workspace: str, username: str, role: str, create_user: bool, **_: Any
