@@ -44,6 +44,7 @@ from knowledge.actions.curation import (
 )
 from knowledge.actions.quality import do_block_entity_name, do_undo_block
 from knowledge.models import CurationEvent, Entity, EntityState
+from knowledge.selectors.curation import all_curation_events_of
 from knowledge.selectors.entity_table import (
     EXPORT_COLUMNS,
     SORT_COLUMNS,
@@ -270,8 +271,7 @@ def _own_events(workspace: Workspace, values: list[str]) -> list[int]:
     events = _ids(values, "event")
     if not events:
         raise InvalidInput("Say which action to undo.")
-    mine = CurationEvent.objects.for_workspace(workspace).filter(pk__in=events).count()
-    if mine != len(events):
+    if not all_curation_events_of(workspace, events):
         raise Http404("No such curation event in this workspace.")
     return events
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
-from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
@@ -38,12 +37,16 @@ from knowledge.actions.schema import (
     do_set_relation_domain,
 )
 from knowledge.actions.type_merge import do_merge_types, do_undo_schema_change
-from knowledge.models import EntityType, RelationType
-from knowledge.models.schema import SchemaType, TypeChange
-from knowledge.selectors.schema import get_schema_overview, list_violations
+from knowledge.models.schema import SchemaType
+from knowledge.selectors.schema import (
+    get_schema_overview,
+    get_schema_type,
+    get_type_change,
+    latest_type_change,
+    list_violations,
+)
 from workspaces.errors import DomainError, InvalidInput
 from workspaces.models import Role, Workspace
-from workspaces.selectors import get_object_for_workspace
 
 VIOLATIONS_PAGE = 20
 KINDS: dict[str, TypeKind] = {"entity": "entity", "relation": "relation"}
@@ -71,11 +74,8 @@ def _kind(raw: str) -> TypeKind:
 
 
 def _type(request: HttpRequest, kind: TypeKind, type_id: int) -> SchemaType:
-    model = EntityType if kind == "entity" else RelationType
     try:
-        return get_object_for_workspace(
-            model.objects.all(), _workspace(request), type_id, label=f"{kind} type"
-        )
+        return get_schema_type(_workspace(request), kind, type_id)
     except DomainError:
         raise Http404(f"No such {kind} type in this workspace.") from None
 
@@ -195,13 +195,7 @@ def merge_types(request: HttpRequest) -> HttpResponse:
 def _logged(request: HttpRequest, message: str, found: SchemaType) -> Outcome:
     """What an action just did, with an Undo of the change it logged: this person's
     newest change of this type (none when the action changed nothing)."""
-    latest = (
-        TypeChange.objects.for_workspace(_workspace(request))
-        .filter(actor_id=request.user.pk, undone_at__isnull=True)
-        .filter(Q(type_name=found.name) | Q(into=found.name))
-        .order_by("-pk")
-        .first()
-    )
+    latest = latest_type_change(_workspace(request), actor_id=request.user.pk, name=found.name)
     return Outcome(message, undo=latest.pk if latest is not None else None)
 
 
@@ -218,9 +212,7 @@ def undo_change(request: HttpRequest, change_id: int) -> HttpResponse:
     """Undo one logged change of a type (accept, retire, rename, domain, merge)."""
     workspace = _workspace(request)
     try:
-        change = get_object_for_workspace(
-            TypeChange.objects.all(), workspace, change_id, label="schema change"
-        )
+        change = get_type_change(workspace, change_id)
     except DomainError:
         raise Http404("No such schema change in this workspace.") from None
 

@@ -23,7 +23,7 @@ from knowledge.actions.relation_curation import (
 )
 from knowledge.models import CurationEvent
 from knowledge.schemas.relations import RelationCurationResult
-from knowledge.selectors.relations import get_relation_detail
+from knowledge.selectors.relations import get_relation_change
 from workspaces.models import MAX_ID, Role
 
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
@@ -33,11 +33,8 @@ TypeName = Annotated[str, Field(min_length=1, max_length=64)]
 def relation_answer(access: Access, event: CurationEvent) -> ToolAnswer:
     """The event, the relation as it is now (null when an undo removed a hand-made one)
     and the call that undoes the change."""
-    relation = None
-    if event.relation_id is not None:
-        relation = get_relation_detail(access.workspace, event.relation_id, evidence_limit=0)
     data: dict[str, Any] = RelationCurationResult.model_validate(
-        {"event": event, "relation": relation}
+        get_relation_change(access.workspace, event)
     ).model_dump(mode="json")
     if event.action != "relation_undo":
         data["undo"] = {"tool": "undo_relation_change", "arguments": {"event_id": event.pk}}

@@ -167,14 +167,21 @@ def do_write_community_summaries(*, workspace: Workspace) -> SummaryRefresh | No
         return None
     client = LlmClient.from_settings()
     try:
+        return _refresh_summaries(workspace, client)
+    finally:
+        client.close()
+
+
+def _refresh_summaries(workspace: Workspace, client: LlmClient) -> SummaryRefresh:
+    """The ASK_GLOBAL_COMMUNITIES largest communities' summaries brought up to date; an
+    LLM failure is recorded, then raised."""
+    try:
         return do_refresh_community_summaries(
             workspace=workspace, client=client, limit=settings.ASK_GLOBAL_COMMUNITIES
         )
     except LlmError as error:
         _record_failure(workspace, "summary", client.model, error)
         raise
-    finally:
-        client.close()
 
 
 # --- the plan and its events -------------------------------------------------------------
@@ -216,15 +223,7 @@ class AskPlan:
     def _map(self) -> None:
         """Each community summary → the part of it relevant to the question (or nothing)."""
         assert self.client is not None
-        try:
-            do_refresh_community_summaries(
-                workspace=self.workspace,
-                client=self.client,
-                limit=settings.ASK_GLOBAL_COMMUNITIES,
-            )
-        except LlmError as error:
-            _record_failure(self.workspace, "summary", self.client.model, error)
-            raise
+        _refresh_summaries(self.workspace, self.client)
         summaries = list(
             CommunitySummary.objects.for_workspace(self.workspace)[
                 : settings.ASK_GLOBAL_COMMUNITIES

@@ -22,29 +22,24 @@ from knowledge.actions.relation_curation import (
 )
 from knowledge.actions.undo import do_undo_event
 from knowledge.api.params import Pagination, StateFilter
-from knowledge.models import CurationEvent
 from knowledge.schemas.curation import UndoResult
 from knowledge.schemas.graph import RelationDetailOut, RelationOut
 from knowledge.schemas.relations import RelationCurationResult, RelationIn, RelationPatchIn
 from knowledge.selectors.curation import get_entity_for_workspace
 from knowledge.selectors.entities import MAX_EVIDENCE
-from knowledge.selectors.relations import get_relation_detail, list_relations
+from knowledge.selectors.relations import (
+    get_relation_change,
+    get_relation_detail,
+    list_relations,
+)
 from workspaces.auth import get_caller, get_workspace_access
 from workspaces.errors import InvalidInput
-from workspaces.models import MAX_ID, Role, Workspace
+from workspaces.models import MAX_ID, Role
 
 router = Router(tags=["knowledge"])
 # The operation ids clients generated code from (config/api.py): these reads were written
 # in knowledge/api/graph.py first.
 OPERATION_ID_PREFIX = "knowledge_graph_api"
-
-
-def relation_result(workspace: Workspace, event: CurationEvent) -> dict[str, Any]:
-    """The event and the relation as it is now (as `relations/{id}` shapes it)."""
-    relation = None
-    if event.relation_id is not None:
-        relation = get_relation_detail(workspace, event.relation_id, evidence_limit=0)
-    return {"event": event, "relation": relation}
 
 
 @router.get(
@@ -114,7 +109,7 @@ def add_relation(request: HttpRequest, slug: str, payload: RelationIn) -> dict[s
         char_end=payload.char_end,
         actor=get_caller(request).user,
     )
-    return relation_result(workspace, event)
+    return get_relation_change(workspace, event)
 
 
 @router.patch(
@@ -138,7 +133,7 @@ def patch_relation(
     )
     if not events:
         raise InvalidInput("Nothing to change: send type or description.")
-    return relation_result(workspace, events[-1])
+    return get_relation_change(workspace, events[-1])
 
 
 @router.delete(
@@ -151,7 +146,7 @@ def delete_relation(request: HttpRequest, slug: str, relation_id: int) -> dict[s
     event = do_delete_relation(
         workspace=workspace, relation_id=relation_id, actor=get_caller(request).user
     )
-    return relation_result(workspace, event)
+    return get_relation_change(workspace, event)
 
 
 @router.post(
@@ -165,7 +160,7 @@ def reverse_relation(request: HttpRequest, slug: str, relation_id: int) -> dict[
     event = do_reverse_relation(
         workspace=workspace, relation_id=relation_id, actor=get_caller(request).user
     )
-    return relation_result(workspace, event)
+    return get_relation_change(workspace, event)
 
 
 @router.post(
@@ -189,7 +184,7 @@ def undo_relation_event(
     event = do_undo_event(
         workspace=workspace, event_id=event_id, actor=get_caller(request).user, cascade=cascade
     )
-    result = relation_result(workspace, event)
+    result = get_relation_change(workspace, event)
     entity = None
     if event.relation_id is None and event.entity_id is not None:
         entity = get_entity_for_workspace(workspace, event.entity_id)

@@ -161,3 +161,9 @@ def get_entities_to_consolidate(workspace: Workspace, *, source: Source | None =
             pk__in=Mention.objects.filter(chunk__document__source=source).values("entity_id")
         )
     return entities
+
+
+def all_curation_events_of(workspace: Workspace, event_ids: list[int]) -> bool:
+    """Whether every one of these events is the workspace's."""
+    found = CurationEvent.objects.for_workspace(workspace).filter(pk__in=event_ids).count()
+    return found == len(set(event_ids))

@@ -11,7 +11,7 @@ from django.db.models import (
     QuerySet,
 )
 
-from knowledge.models import Entity, EntityState, Relation, RelationEvidence
+from knowledge.models import CurationEvent, Entity, EntityState, Relation, RelationEvidence
 from knowledge.selectors.entities import _EVIDENCE_FIELDS, MAX_EVIDENCE, _document_ref, _snippet
 from workspaces.models import Workspace
 from workspaces.selectors import get_object_for_workspace
@@ -122,3 +122,13 @@ def get_relation_detail(
             }
         )
     return {**relation_out(relation), "evidence": evidence, "evidence_total": rows.count()}
+
+
+def get_relation_change(workspace: Workspace, event: CurationEvent) -> dict[str, Any]:
+    """A relation curation event and the relation as it is now (as `relations/{id}`
+    shapes it, without evidence; None when an undo removed a hand-made relation): what
+    the API and the MCP tools answer after a relation change."""
+    relation = None
+    if event.relation_id is not None:
+        relation = get_relation_detail(workspace, event.relation_id, evidence_limit=0)
+    return {"event": event, "relation": relation}

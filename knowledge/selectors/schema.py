@@ -23,8 +23,9 @@ from knowledge.models import (
     RelationType,
     TypeStatus,
 )
-from knowledge.models.schema import TypeChange
+from knowledge.models.schema import SchemaType, TypeChange
 from workspaces.models import Workspace
+from workspaces.selectors import get_object_for_workspace
 
 EXAMPLES_PER_TYPE = 3
 MAX_VIOLATIONS_PAGE = 50
@@ -247,3 +248,28 @@ def list_violations(
         rows = rows.filter(type_id=type_id)
     limit = max(1, min(limit, MAX_VIOLATIONS_PAGE))
     return list(rows.order_by("pk")[max(0, offset) : max(0, offset) + limit])
+
+
+def get_schema_type(workspace: Workspace, kind: str, type_id: int) -> SchemaType:
+    """An entity (`kind` "entity") or relation type of the workspace; NotFound otherwise."""
+    model: type[SchemaType] = EntityType if kind == "entity" else RelationType
+    return get_object_for_workspace(model.objects.all(), workspace, type_id, label=f"{kind} type")
+
+
+def get_type_change(workspace: Workspace, change_id: int) -> TypeChange:
+    return get_object_for_workspace(
+        TypeChange.objects.all(), workspace, change_id, label="schema change"
+    )
+
+
+def latest_type_change(
+    workspace: Workspace, *, actor_id: int | None, name: str
+) -> TypeChange | None:
+    """This person's newest change still standing that concerns the type `name`."""
+    return (
+        TypeChange.objects.for_workspace(workspace)
+        .filter(actor_id=actor_id, undone_at__isnull=True)
+        .filter(Q(type_name=name) | Q(into=name))
+        .order_by("-pk")
+        .first()
+    )
