@@ -11,12 +11,14 @@ import logging
 import sys
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, ValidationError
 from ninja.operation import Operation
 
+from explorer.layout_api import router as explorer_layout_router
 from ingest.api import router as ingest_router
 from knowledge.api import router as knowledge_router
 from knowledge.graph.base import GraphBackendError
@@ -106,6 +108,14 @@ def on_data_error(request: HttpRequest, exc: DataError) -> HttpResponse:
     )
 
 
+@api.exception_handler(RequestDataTooBig)
+def on_request_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    """A body over DATA_UPLOAD_MAX_MEMORY_SIZE (config/settings/base.py): the client's."""
+    return error_response(
+        request, status=413, code="too_large", message="The request body is too large."
+    )
+
+
 @api.exception_handler(ValidationError)
 def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     fields = [".".join(str(p) for p in err.get("loc", ())) for err in exc.errors]
@@ -153,3 +163,4 @@ api.add_router("/", system_router)
 api.add_router("/", workspaces_router)
 api.add_router("/", ingest_router)
 api.add_router("/", knowledge_router)
+api.add_router("/", explorer_layout_router)

@@ -241,6 +241,23 @@ if os.environ.get("GRAPH_BACKEND", "postgres") == "neo4j":
     }
 else:
     GRAPH_BACKENDS = {"default": {"BACKEND": "knowledge.graph.postgres.PostgresGraphBackend"}}
+# Nodes one bulk load of the explorer may return (GET/POST /workspaces/{slug}/graph): the
+# canvas renderer is built to pan at 30 fps with 50,000 nodes and 100,000 edges (issue 19's
+# target, bench/explorer.py; docs/BENCHMARKS.md); this bounds the work of one request.
+EXPLORER_MAX_BULK_NODES = int(env_float("EXPLORER_MAX_BULK_NODES", 50_000))
+# The largest request body read into memory (Django's default is 2.5 MB): a saved layout
+# of the explorer's most nodes (100,000: explorer/models.py) is an id and two coordinates
+# each, up to about 4 MB of JSON (PUT …/layouts). File uploads are not bound by this.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# The explore page opens on the community map (GET /workspaces/{slug}/communities/map)
+# when the workspace has more active entities than this and the URL asks for nothing else.
+EXPLORER_MAP_ABOVE = int(env_float("EXPLORER_MAP_ABOVE", 2_000))
+# Communities one level of the map lists, largest first; the rest are counted as "others".
+EXPLORER_MAP_MAX = int(env_float("EXPLORER_MAP_MAX", 300))
+# Communities larger than this are split again into sub-communities (Louvain over their own
+# relations, knowledge/graph/communities.py), the map's second level: a drill-down then
+# shows a few hundred sub-communities instead of thousands of entities.
+COMMUNITY_SPLIT_ABOVE = int(env_float("COMMUNITY_SPLIT_ABOVE", 1_000))
 
 # --- Retrieval (knowledge/retrieval/) ---------------------------------------------------
 # Reciprocal rank fusion constant (k in 1 / (k + rank)) and the weight of each signal.

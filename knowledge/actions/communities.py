@@ -1,5 +1,6 @@
 """Storing a workspace's communities (detected by knowledge/graph/communities.py) on its
-entities, in one transaction, and telling the graph projections which ones changed; and
+entities, with the community map read from them, in one transaction, and telling the graph
+projections which ones changed; queueing that computation when the map asks for it; and
 the LLM's summaries of them, which global answers map over."""
 
 from __future__ import annotations
@@ -10,17 +11,32 @@ from dataclasses import dataclass
 from decimal import Decimal
 from itertools import batched
 
+from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from knowledge.answering.prompt import split_summary, summary_messages
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.llm import LlmClient
-from knowledge.graph.communities import detect_communities
+from knowledge.graph.communities import Detected, detect_communities
 from knowledge.graph.sync import schedule_graph_sync
-from knowledge.models import CommunitySummary, Entity, EntityState, LlmCall, Relation
+from knowledge.models import (
+    Community,
+    CommunityLink,
+    CommunityRun,
+    CommunitySummary,
+    Entity,
+    EntityState,
+    LlmCall,
+    Relation,
+)
+from knowledge.selectors.community_map import GraphSize, computation_pending, graph_size
 from workspaces.models import Workspace
 
 UPDATE_BATCH = 5000
+# The task a stale or missing map asks for (resolved by path: actions import no tasks).
+COMPUTE_TASK = "knowledge.tasks.compute_communities"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,32 +49,45 @@ class CommunityReport:
     largest: int
     isolated: int
     modularity: float
-    # Entities whose community number changed (those written).
+    # Entities whose community (or sub-community) number changed (those written).
     changed: int
     seconds: float
+    # Communities larger than COMMUNITY_SPLIT_ABOVE split into sub-communities, and how
+    # many sub-communities they gave.
+    split: int = 0
+    subcommunities: int = 0
 
 
-def _store(workspace: Workspace, assignment: dict[int, int]) -> list[int]:
-    """Write the numbers (only rows whose number changes) and clear the number of entities
+def _store(workspace: Workspace, found: Detected) -> list[int]:
+    """Write the numbers (only rows whose numbers change) and clear the numbers of entities
     no longer active; returns the ids written."""
     changed: list[int] = []
+    subs = found.subassignment
     with connection.cursor() as cursor:
-        for batch in batched(sorted(assignment.items()), UPDATE_BATCH):
+        for batch in batched(sorted(found.assignment.items()), UPDATE_BATCH):
             cursor.execute(
                 """
-                UPDATE knowledge_entity AS e SET community = v.community
-                FROM unnest(%s::bigint[], %s::int[]) AS v(id, community)
+                UPDATE knowledge_entity AS e
+                SET community = v.community, subcommunity = v.subcommunity
+                FROM unnest(%s::bigint[], %s::int[], %s::int[]) AS v(id, community, subcommunity)
                 WHERE e.id = v.id AND e.workspace_id = %s
-                  AND e.community IS DISTINCT FROM v.community
+                  AND (e.community IS DISTINCT FROM v.community
+                       OR e.subcommunity IS DISTINCT FROM v.subcommunity)
                 RETURNING e.id
                 """,
-                [[pk for pk, _ in batch], [n for _, n in batch], workspace.pk],
+                [
+                    [pk for pk, _ in batch],
+                    [n for _, n in batch],
+                    [subs.get(pk) for pk, _ in batch],
+                    workspace.pk,
+                ],
             )
             changed.extend(row[0] for row in cursor.fetchall())
         cursor.execute(
             """
-            UPDATE knowledge_entity SET community = NULL
-            WHERE workspace_id = %s AND state <> 'active' AND community IS NOT NULL
+            UPDATE knowledge_entity SET community = NULL, subcommunity = NULL
+            WHERE workspace_id = %s AND state <> 'active'
+              AND (community IS NOT NULL OR subcommunity IS NOT NULL)
             RETURNING id
             """,
             [workspace.pk],
@@ -67,15 +96,36 @@ def _store(workspace: Workspace, assignment: dict[int, int]) -> list[int]:
     return changed
 
 
+# Renumbered entities after which the planner's statistics of the entity table are renewed
+# at once: a first computation of 200,000 entities left them describing a table without
+# community numbers, and the first drill-down then took 15 s instead of 0.15 s (a
+# nested-loop plan for what is now a large community), until autovacuum came by.
+ANALYZE_AFTER = 10_000
+
+
+def _analyze_entities() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE knowledge_entity")
+
+
 def do_compute_communities(*, workspace: Workspace) -> CommunityReport:
-    """Detect the communities of the workspace's active graph and store each entity's
-    number on `Entity.community` (one transaction: readers see the old numbering or the
-    new one, never a mix); projections get the entities whose number changed."""
+    """Detect the communities of the workspace's active graph (those larger than
+    COMMUNITY_SPLIT_ABOVE split into sub-communities) and store each entity's numbers on
+    `Entity.community` and `Entity.subcommunity`, with the community map read from them
+    (one transaction: readers see the old numbering and map or the new ones, never a mix);
+    projections get the entities whose numbers changed."""
     started = time.perf_counter()
-    found = detect_communities(workspace)
+    split_above = settings.COMMUNITY_SPLIT_ABOVE
+    # The graph's size before it is read: a change while Louvain runs leaves the map stale.
+    size = graph_size(workspace)
+    found = detect_communities(workspace, split_above=split_above)
     with transaction.atomic():
-        changed = _store(workspace, found.assignment)
+        changed = _store(workspace, found)
+        _store_map(workspace, found=found, size=size, split_above=split_above, started=started)
         schedule_graph_sync(workspace_id=workspace.pk, entity_ids=changed, relation_ids=[])
+    if len(changed) >= ANALYZE_AFTER:
+        _analyze_entities()
+    split = {found.assignment[pk] for pk in found.subassignment}
     return CommunityReport(
         entities=found.entities,
         relations=found.relations,
@@ -85,7 +135,116 @@ def do_compute_communities(*, workspace: Workspace) -> CommunityReport:
         modularity=found.modularity,
         changed=len(changed),
         seconds=round(time.perf_counter() - started, 3),
+        split=len(split),
+        subcommunities=len({(found.assignment[pk], n) for pk, n in found.subassignment.items()}),
     )
+
+
+# --- the community map (read by knowledge/selectors/community_map.py) ---------------------
+
+# Every community and sub-community with its size, its five best-connected members (degree,
+# mentions, id) and the first three's names as its label; one pass over the workspace's
+# entities. A community of one entity without relations gets no row (the map counts those
+# among "others"; there can be tens of thousands).
+_MAP_COMMUNITIES = """
+WITH member AS (
+    SELECT e.id, e.name, et.name AS type, e.community, e.subcommunity, e.degree,
+           row_number() OVER (
+               PARTITION BY e.community ORDER BY e.degree DESC, e.mention_count DESC, e.id
+           ) AS rank,
+           CASE WHEN e.subcommunity IS NOT NULL THEN row_number() OVER (
+               PARTITION BY e.community, e.subcommunity
+               ORDER BY e.degree DESC, e.mention_count DESC, e.id
+           ) END AS subrank
+    FROM knowledge_entity AS e
+    JOIN knowledge_entitytype AS et ON et.id = e.type_id
+    WHERE e.workspace_id = %(ws)s AND e.state = 'active' AND e.community IS NOT NULL
+)
+INSERT INTO knowledge_community
+    (workspace_id, community, subcommunity, size, label, top, children)
+SELECT %(ws)s, community, NULL, count(*),
+       string_agg(name, ' · ' ORDER BY rank) FILTER (WHERE rank <= 3),
+       jsonb_agg(jsonb_build_object('id', id, 'name', name, 'type', type) ORDER BY rank)
+           FILTER (WHERE rank <= 5),
+       count(DISTINCT subcommunity)
+FROM member
+GROUP BY community
+HAVING count(*) > 1 OR max(degree) > 0
+UNION ALL
+SELECT %(ws)s, community, subcommunity, count(*),
+       string_agg(name, ' · ' ORDER BY subrank) FILTER (WHERE subrank <= 3),
+       jsonb_agg(jsonb_build_object('id', id, 'name', name, 'type', type) ORDER BY subrank)
+           FILTER (WHERE subrank <= 5),
+       0
+FROM member
+WHERE subcommunity IS NOT NULL
+GROUP BY community, subcommunity
+"""
+
+# The relations between communities, one pass over the workspace's active relations: ends
+# in two top-level communities count for that pair (`community` null); ends in two
+# sub-communities of one community count for that pair inside it. Both directions summed,
+# source < target; relations inside one (sub-)community count for none.
+_MAP_LINKS = """
+INSERT INTO knowledge_communitylink (workspace_id, community, source, target, count, weight)
+SELECT %(ws)s, parent, least(a, b), greatest(a, b), count(*), sum(weight)
+FROM (
+    SELECT r.weight,
+           CASE WHEN s.community = t.community THEN s.community END AS parent,
+           CASE WHEN s.community = t.community THEN s.subcommunity ELSE s.community END AS a,
+           CASE WHEN s.community = t.community THEN t.subcommunity ELSE t.community END AS b
+    FROM knowledge_relation AS r
+    JOIN knowledge_entity AS s ON s.id = r.source_id
+    JOIN knowledge_entity AS t ON t.id = r.target_id
+    WHERE r.workspace_id = %(ws)s AND r.state = 'active'
+      AND s.state = 'active' AND t.state = 'active'
+      AND (s.community <> t.community OR s.subcommunity <> t.subcommunity)
+) AS crossing
+GROUP BY parent, least(a, b), greatest(a, b)
+"""
+
+
+def _store_map(
+    workspace: Workspace, *, found: Detected, size: GraphSize, split_above: int, started: float
+) -> None:
+    """Replace the workspace's map with one read from the numbers just stored (inside the
+    caller's transaction), and record the run with the size of the graph it was computed
+    from (the figures the staleness check compares with)."""
+    Community.objects.for_workspace(workspace).delete()
+    CommunityLink.objects.for_workspace(workspace).delete()
+    with connection.cursor() as cursor:
+        cursor.execute(_MAP_COMMUNITIES, {"ws": workspace.pk})
+        cursor.execute(_MAP_LINKS, {"ws": workspace.pk})
+    CommunityRun.objects.update_or_create(
+        workspace=workspace,
+        defaults={
+            "computed_at": timezone.now(),
+            "entities": size.entities,
+            "relations": size.relations,
+            "last_entity": size.last_entity,
+            "last_relation": size.last_relation,
+            "communities": len(found.sizes),
+            "split_above": split_above,
+            "seconds": round(time.perf_counter() - started, 3),
+        },
+    )
+
+
+def do_request_communities(*, workspace: Workspace) -> bool:
+    """Queue the computation of the workspace's communities unless one is already queued or
+    running (checked and queued under a lock per workspace, so requests arriving together
+    queue one). True when one was queued now. The task row is written in this transaction,
+    so the worker sees it at commit."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                [f"knowledge.communities:{workspace.pk}"],
+            )
+        if computation_pending(workspace):
+            return False
+        import_string(COMPUTE_TASK).enqueue(workspace.pk)
+    return True
 
 
 # --- community summaries, for global answers (knowledge/actions/ask.py) -----------------

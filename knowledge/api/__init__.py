@@ -3,7 +3,7 @@
 `config/api.py` mounts `router`; nothing registers itself by being imported. Entities
 (reads and curation share `entities/{id}`), the review queue, the schema registry,
 extraction accounts, graph reads, relations (reads and curation share `relations/{id}`),
-search and the quality report.
+search, the quality report and the community map.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from ninja import Router
 
 from knowledge.api import (
     ask,
+    community_map,
     entities,
     extraction,
     graph,
@@ -25,5 +26,6 @@ from knowledge.api import (
 router = Router()
 for part in (types, extraction, entities, suggestions, graph, relations, search, quality, ask):
     router.add_router("", part.router)
+router.add_router("", community_map.router)
 
 __all__ = ["router"]

@@ -185,7 +185,8 @@ def _filters(
 
 def _compact(payload: dict[str, Any]) -> HttpResponse:
     # Compact separators: at thousands of nodes the spaces are a tenth of the bytes. The
-    # payload is the selector's own, so it is sent as it is, not validated again.
+    # payload is the selector's own (either format), so it is sent as it is, not validated
+    # again.
     return JsonResponse(payload, json_dumps_params={"separators": (",", ":")})
 
 
@@ -202,7 +203,11 @@ def bulk_graph(request: HttpRequest, slug: str, params: Query[BulkGraphQuery]) -
         types=params.types, source=params.source, seen_after=params.seen_after,
         seen_before=params.seen_before, min_degree=params.min_degree,
     )  # fmt: skip
-    data = _timed("bulk", lambda: get_bulk_graph(workspace, hubs=params.hubs, filters=filters))
+    columns = params.format == "columns"
+    data = _timed(
+        "bulk",
+        lambda: get_bulk_graph(workspace, hubs=params.hubs, filters=filters, columns=columns),
+    )
     return _compact(data)
 
 
@@ -229,6 +234,7 @@ def bulk_graph_of(request: HttpRequest, slug: str, payload: BulkGraphIn) -> Http
             touching=payload.touching,
             edges=payload.edges,
             filters=filters,
+            columns=payload.format == "columns",
         ),
     )
     return _compact(data)

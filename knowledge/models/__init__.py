@@ -1,7 +1,12 @@
 """The graph's tables: the schema registry, entities and relations, their evidence, and the
 extraction runs and LLM calls that produced it."""
 
-from knowledge.models.communities import CommunitySummary
+from knowledge.models.communities import (
+    Community,
+    CommunityLink,
+    CommunityRun,
+    CommunitySummary,
+)
 from knowledge.models.curation import (
     Alias,
     AliasOrigin,
@@ -28,6 +33,9 @@ from knowledge.models.search import EntityWord, WordTypoKey
 __all__ = [
     "Alias",
     "AliasOrigin",
+    "Community",
+    "CommunityLink",
+    "CommunityRun",
     "CommunitySummary",
     "CurationAction",
     "CurationEvent",

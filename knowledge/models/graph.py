@@ -40,6 +40,9 @@ class Entity(WorkspaceScopedModel):
     # Set by the communities task (knowledge/graph/communities.py): explorer colouring and
     # community summaries. Null until computed (or for an entity added since).
     community = models.IntegerField(null=True, blank=True, db_index=True)
+    # Inside a community larger than COMMUNITY_SPLIT_ABOVE, its sub-community (the same task,
+    # the community map's second level); null in the others and until computed.
+    subcommunity = models.IntegerField(null=True, blank=True)
     # How often retrieval returned it (prune and "popular" views read these).
     retrieved_count = models.PositiveIntegerField(default=0)
     last_retrieved_at = models.DateTimeField(null=True, blank=True)

@@ -8,7 +8,7 @@ path alike, so the explorer draws all three with one piece of code; path adds `f
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
 from pydantic import StrictInt
@@ -207,6 +207,10 @@ class HubsOut(Schema):
 # --- the explorer's bulk loads -------------------------------------------------------------
 
 BulkId = Annotated[StrictInt, Field(gt=0, le=MAX_ID)]
+BULK_FORMAT = (
+    "objects (default): nodes and edges as objects; columns: parallel arrays per field, "
+    "types as indexes into `types` / `relation_types`, edge ends as node indexes"
+)
 
 
 class BulkGraphQuery(Schema):
@@ -220,6 +224,7 @@ class BulkGraphQuery(Schema):
     seen_after: str | None = Field(None, description="seen on or after: 2026-01-31 or ISO 8601")
     seen_before: str | None = Field(None, description="seen on or before (the whole day)")
     min_degree: int | None = Field(None, ge=0, le=10**9)
+    format: Literal["objects", "columns"] = Field("objects", description=BULK_FORMAT)
 
 
 class BulkGraphIn(Schema):
@@ -236,6 +241,7 @@ class BulkGraphIn(Schema):
     seen_after: str | None = None
     seen_before: str | None = None
     min_degree: int | None = Field(None, ge=0, le=10**9)
+    format: Literal["objects", "columns"] = Field("objects", description=BULK_FORMAT)
 
 
 class BulkNodeOut(Schema):

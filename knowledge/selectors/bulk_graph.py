@@ -8,17 +8,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from knowledge.graph import get_graph_backend
+from knowledge.graph.base import GraphResult
 from knowledge.models import Entity
 from knowledge.selectors.entities import search_entities
 from knowledge.selectors.graph import graph_out
 from workspaces.models import Workspace
 
-# Nodes one bulk load may return. The explorer has no cap of its own: it loads more by
-# expanding, and can ask again for more hubs; this bounds the work of one request.
-MAX_BULK_NODES = 20_000
+# Nodes one bulk load may return (setting EXPLORER_MAX_BULK_NODES, default 50,000). The
+# explorer has no cap of its own: it loads more by expanding, and can ask again for more
+# hubs; this bounds the work of one request.
+MAX_BULK_NODES: int = settings.EXPLORER_MAX_BULK_NODES
 DEFAULT_HUBS = 150
 
 
@@ -47,9 +50,12 @@ def get_bulk_graph(
     touching: list[int] | None = None,
     edges: bool = True,
     filters: GraphFilters | None = None,
+    columns: bool = False,
 ) -> dict[str, Any]:
     """The explorer's bulk loads (`GET`/`POST /workspaces/{slug}/graph`): the graph payload
-    (nodes, edges among them, truncated) plus `count`.
+    (nodes, edges among them, truncated) plus `count`; with `columns`, the same graph as
+    columns (`graph_columns`), built straight from the backend's answer: at 20,000 nodes
+    and 40,000 edges making the objects first would cost most of a second.
 
     With `ids`: those of the given entities that are active and match the filters (count:
     how many); with `touching`, only the edges with an end among those; with `edges` false,
@@ -74,9 +80,12 @@ def get_bulk_graph(
             chosen = [n.id for n in backend.hubs(workspace_id=workspace.pk, limit=limit)]
         count = entities.count() if len(chosen) >= limit else len(chosen)
     if not edges:
-        return {"nodes": [{"id": i} for i in chosen], "edges": [], "truncated": False,
-                "count": len(chosen)}  # fmt: skip
+        matched = {"nodes": [{"id": i} for i in chosen], "edges": [], "truncated": False,
+                   "count": len(chosen)}  # fmt: skip
+        return graph_columns(matched) if columns else matched
     result = backend.subgraph(workspace_id=workspace.pk, ids=chosen) if chosen else None
+    if columns:
+        return _result_columns(result or GraphResult(), touching=touching, count=count)
     payload = graph_out(result) if result is not None else {"nodes": [], "edges": []}
     if touching:
         near = set(touching)
@@ -100,3 +109,83 @@ def _matching(workspace: Workspace, filters: GraphFilters) -> QuerySet[Entity]:
         order="-degree",
     )
     return entities.filter(type__name__in=filters.types) if filters.types else entities
+
+
+def graph_columns(payload: dict[str, Any]) -> dict[str, Any]:
+    """The bulk payload as columns (`format=columns`): parallel arrays for the nodes and the
+    edges, types as indexes into `types` / `relation_types`, edge ends as indexes into the
+    nodes. At 20,000 nodes well under half the bytes of the object shape, and far quicker for
+    a browser to parse (no keys repeated per node). The object shape stays the default.
+
+    A column per field the nodes have: the ids-only answer (`edges` false) is one `id`
+    column, so the columns decode to exactly the object shape."""
+    nodes = payload["nodes"]
+    edges = payload["edges"]
+    types: dict[str, int] = {}
+    relation_types: dict[str, int] = {}
+    fields = list(nodes[0]) if nodes else ["id"]
+    node_columns = {field: [node[field] for node in nodes] for field in fields}
+    if "type" in node_columns:
+        node_columns["type"] = _numbered(types, node_columns["type"])
+    at = {node["id"]: i for i, node in enumerate(nodes)}
+    edge_columns = {
+        "id": [e["id"] for e in edges],
+        "source": [at[e["source"]] for e in edges],
+        "target": [at[e["target"]] for e in edges],
+        "type": _numbered(relation_types, [e["type"] for e in edges]),
+        "weight": [e["weight"] for e in edges],
+    }
+    return {
+        "format": "columns",
+        "types": list(types),
+        "relation_types": list(relation_types),
+        "nodes": node_columns,
+        "edges": edge_columns,
+        "truncated": payload["truncated"],
+        "count": payload["count"],
+    }
+
+
+def _result_columns(
+    result: GraphResult, *, touching: list[int] | None, count: int | None
+) -> dict[str, Any]:
+    """`graph_columns` of the payload `get_bulk_graph` would build from `result`, read from
+    the backend's nodes and edges directly."""
+    nodes = result.nodes
+    found = result.edges
+    if touching:
+        near = set(touching)
+        found = [e for e in found if e.source in near or e.target in near]
+    types: dict[str, int] = {}
+    relation_types: dict[str, int] = {}
+    at = {node.id: i for i, node in enumerate(nodes)}
+    node_columns = {
+        "id": [n.id for n in nodes],
+        "name": [n.name for n in nodes],
+        "type": _numbered(types, [n.type for n in nodes]),
+        "degree": [n.degree for n in nodes],
+        "mention_count": [n.mention_count for n in nodes],
+        "community": [n.community for n in nodes],
+    }
+    edge_columns = {
+        "id": [e.id for e in found],
+        "source": [at[e.source] for e in found],
+        "target": [at[e.target] for e in found],
+        "type": _numbered(relation_types, [e.type for e in found]),
+        "weight": [e.weight for e in found],
+    }
+    total = len(nodes) if count is None else count
+    return {
+        "format": "columns",
+        "types": list(types),
+        "relation_types": list(relation_types),
+        "nodes": node_columns,
+        "edges": edge_columns,
+        "truncated": total > len(nodes),
+        "count": total,
+    }
+
+
+def _numbered(index: dict[str, int], names: list[str]) -> list[int]:
+    """Each name as its number in `index` (new names numbered in first-seen order)."""
+    return [index.setdefault(name, len(index)) for name in names]

@@ -23,6 +23,7 @@ import pytest
 from django.test import Client
 
 from config.api import api
+from knowledge.actions.communities import do_compute_communities
 from knowledge.actions.relation_curation import do_edit_relation
 from knowledge.models import EntityType, MergeSuggestion, TypeStatus
 from tests.knowledge.graph_data import make_graph
@@ -98,6 +99,7 @@ def populate(member, *, type_name: str) -> Tenant:
     event = do_edit_relation(
         workspace=member.workspace, relation_id=built.relations[0].pk, description="Kin."
     )
+    do_compute_communities(workspace=member.workspace)
     return Tenant(
         slug=member.workspace.slug,
         client=member.client(),
@@ -113,6 +115,8 @@ def populate(member, *, type_name: str) -> Tenant:
             "mention_id": built.entities["Ada Lovelace"].mentions.get().pk,
             "name": type_name,
             "kind": "entity-types",
+            # a community of the stored map (numbers are per workspace: both have a "0")
+            "key": "0",
         },
     )
 

@@ -41,6 +41,15 @@ ADDED_PATHS |= {
 ADDED_COMPONENTS |= {"RelationCurationResult", "RelationEventOut", "RelationIn", "RelationPatchIn"}
 # The undo of any curation event (same path; its answer names the entity too).
 ADDED_COMPONENTS |= {"UndoResult", "UndoEventOut"}
+# The community map: one level of it, and one community's entities with stubs.
+ADDED_PATHS |= {
+    "/api/v1/workspaces/{slug}/communities/map",
+    "/api/v1/workspaces/{slug}/communities/{key}/graph",
+}
+ADDED_COMPONENTS |= {"CommunityMapOut", "CommunityOut", "CommunityMemberOut", "CommunityLinkOut"}
+ADDED_COMPONENTS |= {
+    "CommunityOthersOut", "CommunityGraphOut", "CommunityStubOut", "CommunityNeighbourOut"
+}  # fmt: skip
 # Methods added to paths the snapshot has.
 ADDED_METHODS = {
     ("/api/v1/workspaces/{slug}/relations", "post"),
@@ -58,6 +67,9 @@ CHANGED_PARAMETERS = {("/api/v1/workspaces/{slug}/entities", "get"): {"match", "
 # boilerplate_chunks, boilerplate_chars, text_chars): the old keys are all still there.
 DESCRIBED_KEYS = {("SourceCreated", "counters"), ("SourceOut", "counters")}
 DESCRIBED_KEYS |= {("SourceDetailOut", "counters")}
+# Saved layouts of the explorer's views (read, save, forget: explorer/layout_api.py).
+ADDED_PATHS |= {"/api/v1/workspaces/{slug}/layouts"}
+ADDED_COMPONENTS |= {"LayoutIn", "LayoutOut", "LayoutSavedOut"}
 
 
 def current_document() -> dict[str, Any]:
