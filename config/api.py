@@ -20,6 +20,7 @@ from ninja.operation import Operation
 
 from explorer.layout_api import router as explorer_layout_router
 from ingest.api import router as ingest_router
+from knowledge.api import archive_router as knowledge_archive_router
 from knowledge.api import router as knowledge_router
 from knowledge.graph.base import GraphBackendError
 from system.api import router as system_router
@@ -160,6 +161,8 @@ def on_unexpected_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 
 api.add_router("/", system_router)
+# Before the workspaces app: its `/workspaces/{slug}` would take `/workspaces/import`.
+api.add_router("/", knowledge_archive_router)
 api.add_router("/", workspaces_router)
 api.add_router("/", ingest_router)
 api.add_router("/", knowledge_router)

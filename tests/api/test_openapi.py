@@ -70,6 +70,10 @@ DESCRIBED_KEYS |= {("SourceDetailOut", "counters")}
 # Saved layouts of the explorer's views (read, save, forget: explorer/layout_api.py).
 ADDED_PATHS |= {"/api/v1/workspaces/{slug}/layouts"}
 ADDED_COMPONENTS |= {"LayoutIn", "LayoutOut", "LayoutSavedOut"}
+# Workspace archives: export (a POST on the graph export's path) and import as a new one.
+ADDED_PATHS |= {"/api/v1/workspaces/import"}
+ADDED_METHODS |= {("/api/v1/workspaces/{slug}/export", "post")}
+ADDED_COMPONENTS |= {"WorkspaceImported"}
 
 
 def current_document() -> dict[str, Any]:

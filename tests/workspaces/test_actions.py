@@ -31,6 +31,8 @@ def test_duplicate_and_invalid_slugs_are_refused_without_side_effects():
         do_create_workspace(slug="acme", name="Another")
     with pytest.raises(InvalidInput):
         do_create_workspace(slug="no spaces/allowed")
+    with pytest.raises(InvalidInput, match="reserved"):
+        do_create_workspace(slug="Import")  # POST /api/v1/workspaces/import is an endpoint
     assert list(Workspace.objects.values_list("slug", flat=True)) == ["acme"]
 
 

@@ -45,6 +45,10 @@ DELETION_BATCH_SIZE = 1000
 # prints it.
 DeletionProgress = Callable[[str, int], None]
 
+# Slugs the API's own paths take after /api/v1/workspaces/ (POST /workspaces/import,
+# knowledge/api/archive.py): a workspace named so could not be reached there.
+RESERVED_SLUGS = frozenset({"import"})
+
 
 def _validated_slug(slug: str) -> str:
     slug = slug.strip().lower()
@@ -56,6 +60,8 @@ def _validated_slug(slug: str) -> str:
         ) from None
     if len(slug) > 64:
         raise InvalidInput("Workspace slugs are at most 64 characters.")
+    if slug in RESERVED_SLUGS:
+        raise InvalidInput(f"The workspace slug {slug!r} is reserved: choose another.")
     return slug
 
 
