@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
@@ -23,6 +24,7 @@ from django.views.decorators.http import require_GET
 from explorer.snippets import highlighted
 from explorer.workspace_pages import workspace_page
 from ingest.selectors import get_sources
+from knowledge.models import Entity, EntityState
 from knowledge.selectors.bulk_graph import DEFAULT_HUBS, MAX_BULK_NODES
 from knowledge.selectors.entities import get_entity_detail
 from knowledge.selectors.graph import MAX_PATH_HOPS
@@ -45,7 +47,10 @@ MAX_SOURCE_CHOICES = 300
 @require_GET
 @workspace_page()
 def explore(request: HttpRequest) -> HttpResponse:
-    """The explorer shell; what it shows is in its URL (see static/js/graph/state.js)."""
+    """The explorer shell; what it shows is in its URL (see static/js/graph/state.js).
+
+    The count of active entities and the map threshold ride along as data attributes, so
+    a bare URL decides between the community map and the hubs without a request first."""
     workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
     # Most used first: the explorer gives colours in this order, so a type keeps its colour.
     entity_types = sorted(
@@ -70,6 +75,10 @@ def explore(request: HttpRequest) -> HttpResponse:
             "max_bulk_nodes": MAX_BULK_NODES,
             "max_ids": MAX_GRAPH_NODES,
             "max_path_hops": MAX_PATH_HOPS,
+            "map_above": settings.EXPLORER_MAP_ABOVE,
+            "entity_count": Entity.objects.for_workspace(workspace)
+            .filter(state=EntityState.ACTIVE)
+            .count(),
         },
     )
 

@@ -43,6 +43,19 @@ def test_the_explore_page_renders_for_a_viewer_with_its_module_config(lab):
     assert 'aria-current="page">Explore' in html
 
 
+def test_the_explore_page_carries_the_active_entity_count_and_the_map_threshold(lab, settings):
+    """The page decides between the community map and the hubs from these, with no request
+    first: merged and deleted entities do not count."""
+    settings.EXPLORER_MAP_ABOVE = 1234
+    member, _ = lab
+    entities = Entity.objects.filter(workspace=member.workspace)
+    active = entities.count()
+    entities.filter(pk=entities.order_by("pk")[0].pk).update(state=EntityState.DELETED)
+    html = signed_in(member).get("/explore/").content.decode()
+    assert 'data-map-above="1234"' in html
+    assert f'data-entity-count="{active - 1}"' in html
+
+
 def test_the_explore_page_needs_sign_in():
     response = Client().get("/explore/")
     assert response.status_code == 302

@@ -27,6 +27,8 @@ export function initColours(store) {
   }
 
   function forNode(node) {
+    // A drilled community's neighbours (ghost nodes, communitymap.js) are neutral grey.
+    if (node.ghost) return OTHER;
     return store.view.colour === "community" ? forCommunity(node.community) : forType(node.type);
   }
 
@@ -41,7 +43,7 @@ export function initColours(store) {
     const { nodes, nodeVisible } = store.graph;
     const community = store.view.colour === "community";
     nodes.forEach((node, i) => {
-      if (!nodeVisible[i]) return;
+      if (!nodeVisible[i] || node.ghost) return;
       const key = community ? node.community : node.type;
       counts.set(key, (counts.get(key) || 0) + 1);
     });

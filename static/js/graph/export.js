@@ -37,10 +37,12 @@ export function viewData(store, workspace) {
     exported_at: new Date().toISOString(),
     nodes: nodes
       .map((node, i) => ({ ...node, x: Math.round(pos[2 * i] * 10) / 10, y: Math.round(pos[2 * i + 1] * 10) / 10, i }))
-      .filter((node) => nodeVisible[node.i])
+      // Ghost nodes (a drilled community's neighbours, communitymap.js) are no entities.
+      .filter((node) => nodeVisible[node.i] && !node.ghost)
       .map(({ i, ...node }) => node),
     edges: edges
-      .filter((_, j) => edgeVisible[j])
+      // Their stubs have negative ids: only relations are exported.
+      .filter((edge, j) => edgeVisible[j] && edge.id > 0)
       .map(({ id, source, target, type, weight }) => ({ id, source, target, type, weight })),
   };
 }

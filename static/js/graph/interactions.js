@@ -193,7 +193,8 @@ export function initInteractions({
     };
     if (event.key === "ContextMenu" || (event.key === "F10" && event.shiftKey)) {
       if (!menuFromKeyboard()) return;
-    } else if (moves[event.key]) {
+    } else if (moves[event.key] && !event.altKey) {
+      // (Alt+Arrow moves the selection to a neighbour: keyboard.js)
       selection.call(zoomBehaviour.translateBy, moves[event.key][0] / renderer.transform.k, moves[event.key][1] / renderer.transform.k);
     } else if (event.key === "+" || event.key === "=") {
       zoomBy(1.4);

@@ -4,14 +4,18 @@
 // Protocol (see simulation.js): the page sends {type: "graph"} with positions and links
 // as typed arrays whenever the loaded graph changes, {type: "drag"} / {type: "release"}
 // while a node is dragged, {type: "pin"} to hold a node where it is (or let it go), and
-// {type: "stop"}. The worker answers {type: "tick"} with a
+// {type: "stop"}. A graph sent `frozen` (a restored saved layout, layouts.js) is held as it
+// is: no ticks until a drag or the next graph. The worker answers {type: "tick"} with a
 // fresh Float32Array of positions (transferred, not copied) after each slice of ticks,
 // tagged with the version of the graph it belongs to, and `settled` once it has cooled.
 //
 // Dragging a node of a big settled graph re-heats only its surroundings (LOCAL_MAX nodes
 // within two hops, the nodes just beyond held in place): re-heating all of it would
 // reshuffle the whole map for one node and cost a full tick per frame (35 ms at 5,000
-// nodes), so the dragged node's neighbours could not follow the pointer smoothly.
+// nodes), so the dragged node's neighbours could not follow the pointer smoothly. Its
+// ticks name the nodes that may move (`moving`, the dragged node first, and `movingId`,
+// new for each local drag): the page draws everything else once and reuses that picture
+// while the drag lasts (render.js).
 
 import { forceLink, forceManyBody, forceSimulation, forceX, forceY } from "../../vendor/d3.js";
 
@@ -32,6 +36,7 @@ let timer = null;
 let dragging = -1;
 let local = null; // {simulation, proxies, dragged} while a local drag cools
 let pinned = new Set(); // indices of nodes held where they are
+let localCount = 0; // numbers the local drags (movingId)
 
 // Fewer ticks for big graphs: the layout is rougher but settles in seconds, not tens.
 function ticksFor(n) {
@@ -75,8 +80,15 @@ function setGraph(message) {
   simulation.force("charge").strength(n > 2000 ? -35 : -70).theta(n > 4000 ? 1.1 : 0.9);
   simulation.force("link").links(links);
   simulation.alphaDecay(1 - Math.pow(simulation.alphaMin(), 1 / ticksFor(n)));
-  simulation.alpha(Math.max(simulation.alpha(), message.alpha));
   if (dragging >= n) dragging = -1;
+  if (message.frozen) {
+    // Cooled already: a drag re-heats it as it would a settled layout.
+    simulation.alpha(0);
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    return;
+  }
+  simulation.alpha(Math.max(simulation.alpha(), message.alpha));
   schedule(0);
 }
 
@@ -162,7 +174,8 @@ function startLocal(index) {
     .force("link", linkForce().links(localLinks))
     .force("charge", forceManyBody().strength(-35).distanceMax(300))
     .alphaDecay(1 - Math.pow(0.001, 1 / 120));
-  local = { simulation: sim, proxies, dragged: proxyOf.get(index) };
+  localCount += 1;
+  local = { simulation: sim, proxies, dragged: proxyOf.get(index), moving: Int32Array.from(members), id: localCount };
 }
 
 function post(settled) {
@@ -171,7 +184,9 @@ function post(settled) {
     pos[2 * i] = nodes[i].x;
     pos[2 * i + 1] = nodes[i].y;
   }
-  self.postMessage({ type: "tick", version, pos, alpha: (local ? local.simulation : simulation).alpha(), settled }, [pos.buffer]);
+  const alpha = (local ? local.simulation : simulation).alpha();
+  const moving = local && !settled ? local.moving : null;
+  self.postMessage({ type: "tick", version, pos, alpha, settled, moving, movingId: moving ? local.id : 0 }, [pos.buffer]);
 }
 
 function run() {

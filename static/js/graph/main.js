@@ -5,11 +5,15 @@
 
 import { initApi } from "./api.js";
 import { initColours, initLegend } from "./colours.js";
+import { initCommunityMap, MEMBERS, withGhosts } from "./communitymap.js";
 import { initContextMenu } from "./contextmenu.js";
 import { initEdgeCard } from "./edgecard.js";
 import { initExport } from "./export.js";
 import { initFilters } from "./filters.js";
 import { initInteractions } from "./interactions.js";
+import { initKeyboard } from "./keyboard.js";
+import { initLayouts, viewKey } from "./layouts.js";
+import { initMinimap } from "./minimap.js";
 import { initNodeList } from "./nodelist.js";
 import { initPanels } from "./panels.js";
 import { initPathfinder } from "./pathfinder.js";
@@ -74,6 +78,19 @@ export function initExplorer(root) {
     canvas,
     onError: (text) => say(`The layout stopped: ${text}`),
   });
+  // Layouts that persist (layouts.js): a view's saved layout restored as it loads, a
+  // settled one saved.
+  const layouts = initLayouts({
+    root,
+    apiBase: config.api,
+    store,
+    simulation,
+    canvas,
+    canSave: d.canSaveLayout === "true",
+    remember: byId("layout-remember"),
+    rerunButton: byId("layout-rerun"),
+    bench: initial.bench,
+  });
   let panels = null;
   let menu = null;
   const edgeCard = initEdgeCard({ card: byId("graph-edge-card"), store, api });
@@ -83,12 +100,12 @@ export function initExplorer(root) {
     store,
     renderer,
     simulation,
-    onNode: (id) => panels.openEntity(id),
-    onEdge: (id) => panels.openRelation(id),
+    onNode: (id) => openNode(id),
+    onEdge: (id) => id > 0 && panels.openRelation(id),
     onBackground: () => store.setHovered(-1),
     onExpand: (id) => expand(id),
-    onEdgeHover: (index, sx, sy) => edgeCard.hover(index, sx, sy),
-    onMenu: (target) => menu.open(target),
+    onEdgeHover: (index, sx, sy) => edgeCard.hover(index >= 0 && store.graph.edges[index].id < 0 ? -1 : index, sx, sy),
+    onMenu: (target) => openMenu(target),
     menuOpen: () => !byId("graph-menu").hidden,
   });
   panels = initPanels({
@@ -99,7 +116,9 @@ export function initExplorer(root) {
     onEntityShown: (id, state, { quiet }) => {
       if (store.has(id)) {
         if (!quiet) reveal(id);
-      } else if (state === "active") {
+      } else if (state === "active" && communityMap.place().view !== "map") {
+        // (On the community map a panel is read without loading its entity: a panel asked
+        // for before the map was opened must not take the view away from it.)
         expand(id).then((ok) => ok && !quiet && reveal(id));
       }
     },
@@ -131,16 +150,18 @@ export function initExplorer(root) {
     details: byId("node-list"),
     list: byId("node-list-items"),
     count: byId("node-count"),
+    total: byId("node-total"),
     store,
     renderer,
     simulation,
     interactions,
     onOpen: (id) => {
+      if (communityMap.ghostKey(id)) return openNode(id);
       const index = store.indexOf(id);
       if (index !== undefined) reveal(id);
       panels.openEntity(id);
     },
-    onMenu: (target) => menu.open(target),
+    onMenu: (target) => openMenu(target),
   });
   menu = initContextMenu({
     menu: byId("graph-menu"),
@@ -164,6 +185,66 @@ export function initExplorer(root) {
     },
   });
   const urlState = initUrlState({ workspace: config.workspace, store, renderer, interactions, bench: initial.bench });
+  // The community map (communitymap.js): a big workspace's entry view, drilled into.
+  const communityMap = initCommunityMap({
+    root,
+    api,
+    store,
+    workspace: config.workspace,
+    urlState,
+    elements: {
+      canvas: byId("map-canvas"),
+      list: byId("map-list-items"),
+      listTitle: byId("map-list-title"),
+      count: byId("map-count"),
+      details: byId("map-list"),
+      tooltip: byId("graph-tooltip"),
+      status: byId("map-status"),
+      toolbar: byId("map-toolbar"),
+      breadcrumbNav: byId("map-breadcrumb"),
+      menu: byId("graph-menu"),
+      mapLink: byId("map-link"),
+    },
+    onCommunity: (key) => loadCommunity(key),
+    onClassic: () => window.location.reload(),
+  });
+
+  // A node's click: an entity's panel, or a ghost community's drill.
+  function openNode(id) {
+    const key = communityMap.ghostKey(id);
+    if (key) return communityMap.openCommunity(key);
+    return panels.openEntity(id);
+  }
+
+  function openMenu(target) {
+    const key = target.node !== undefined ? communityMap.ghostKey(target.node) : null;
+    if (key) communityMap.ghostMenu(target, key);
+    else menu.open(target);
+  }
+
+  // A community's members into the graph (replacing what was loaded), its neighbouring
+  // communities as ghost nodes; fitted once laid out.
+  async function loadCommunity(key) {
+    say("Loading the community…");
+    try {
+      const payload = await api.communityGraph(key, { limit: MEMBERS });
+      const armed = await layouts.arm(viewKey({ community: key }));
+      store.clear();
+      store.view.community = key;
+      store.merge(withGhosts(payload));
+      store.emit("state");
+      if (armed) layouts.release();
+      else layouts.ready();
+      interactions.fit(undefined, { duration: 0 });
+      afterSettle.push(() => interactions.fit(undefined, { duration: 0 }));
+      const shown = payload.nodes.length;
+      say(payload.truncated ? `the ${shown.toLocaleString()} best-connected of ${Number(payload.count).toLocaleString()} members` : "");
+      return payload;
+    } catch (error) {
+      say(error.message);
+      return null;
+    }
+  }
   initPerf({ enabled: initial.bench, store, renderer, simulation, interactions });
 
   let reportFrame = 0;
@@ -233,6 +314,27 @@ export function initExplorer(root) {
     lastFollow = now;
     interactions.fit(undefined, { duration: 0 });
   });
+  // Finding your way: neighbours from the keyboard, "Fit selection", the minimap.
+  initKeyboard({
+    canvas,
+    announcer: byId("graph-announce"),
+    fitButton: byId("fit-selection"),
+    store,
+    renderer,
+    interactions,
+    onOpen: (id) => openNode(id),
+    onMove: () => (userMoved = true),
+  });
+  initMinimap({
+    container: byId("graph-minimap"),
+    canvas: byId("graph-minimap-canvas"),
+    toggle: byId("minimap-toggle"),
+    store,
+    renderer,
+    colours,
+    interactions,
+    onMove: () => (userMoved = true),
+  });
   const afterSettle = [];
   simulation.onSettled(() => {
     if (following && !userMoved) interactions.fit(undefined, { duration: 0 });
@@ -297,6 +399,8 @@ export function initExplorer(root) {
   }
 
   async function expand(id) {
+    // A ghost (a neighbouring community) is not expanded: it is drilled into.
+    if (communityMap.ghostKey(id)) return openNode(id) && false;
     say("Loading the neighbourhood…");
     try {
       const payload = await api.neighborhood(id, { limit: NEIGHBOURS });
@@ -463,6 +567,13 @@ export function initExplorer(root) {
   // --- replaying the URL ------------------------------------------------------------------------
 
   async function restore() {
+    const place = communityMap.initialPlace(initial);
+    if (place.view === "map") {
+      urlState.enable();
+      await communityMap.start(place);
+      root.dataset.ready = "true";
+      return;
+    }
     if (initial.colour !== "type") store.setColour(initial.colour);
     store.setFilters(initial.filters);
     filters.write(initial.filters);
@@ -471,8 +582,11 @@ export function initExplorer(root) {
     if (f.types.length || f.rtypes.length || f.source || f.after || f.before || f.minw || f.mindeg) {
       byId("filter-block").open = true;
     }
-    const hubs = initial.hubs === null ? defaultHubs : initial.hubs;
+    const hubs = place.view === "community" ? 0 : initial.hubs === null ? defaultHubs : initial.hubs;
     byId("hub-count").value = String(hubs || defaultHubs);
+    const community = place.view === "community" ? place.c : null;
+    await layouts.arm(viewKey({ hubs, community, seeds: initial.seeds, filters: initial.filters, path: initial.path }));
+    if (place.view === "community") await communityMap.start(place);
     if (hubs > 0) await loadHubs(hubs);
     for (const id of initial.seeds) await expand(id);
     if (hasServerFilter()) await refreshServerMatch();
@@ -484,6 +598,7 @@ export function initExplorer(root) {
     }
     if (initial.focus) await focusEntity(initial.focus, { focusPanel: false, centre: !initial.z && !initial.path });
     else if (initial.edge) await panels.openRelation(initial.edge, { focus: false, quiet: true });
+    layouts.release();
     urlState.enable();
     root.dataset.ready = "true";
   }

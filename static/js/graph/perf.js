@@ -6,6 +6,7 @@
 // browser tests read what the last frame drew of the edges through it too.
 
 import { zoomIdentity } from "../../vendor/d3.js";
+import { radiusFor } from "./render.js";
 
 export function initPerf({ enabled, store, renderer, simulation, interactions }) {
   if (!enabled) return null;
@@ -41,6 +42,26 @@ export function initPerf({ enabled, store, renderer, simulation, interactions })
         if (store.graph.nodeVisible[i] && (best < 0 || node.degree > store.graph.nodes[best].degree)) best = i;
       });
       return best < 0 ? null : renderer.screenOf(best);
+    },
+    // The visible node under the best-connected one's centre (itself, unless another was
+    // drawn over it): id, name, screen position and radius (browser tests click and drag it).
+    hub() {
+      const at = hook.hubOnScreen();
+      if (!at) return null;
+      const i = renderer.hitNode(at[0], at[1], 0);
+      if (i < 0) return null;
+      const node = store.graph.nodes[i];
+      const [wx, wy] = renderer.worldOf(at[0], at[1]);
+      return { id: node.id, name: node.name, x: at[0], y: at[1], r: radiusFor(node.degree) * renderer.transform.k, world: [wx, wy] };
+    },
+    scale: () => renderer.transform.k,
+    // Frames drawn from a drag's still layer, and draws of that layer (render.js).
+    layers: () => ({ ...renderer.stats.layers }),
+    // The colour of the canvas at a point (CSS pixels): [r, g, b].
+    pixel(x, y) {
+      const ratio = renderer.canvas.width / renderer.size().width;
+      const data = context.getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data;
+      return [data[0], data[1], data[2]];
     },
     // A point of the canvas with no node under it, to press on and pan from.
     emptyPoint() {

@@ -12,6 +12,10 @@
 // - while someone pans or zooms a graph that is not moving, the last picture (drawn with
 //   a margin around the viewport) is moved and scaled as a bitmap, and redrawn properly
 //   when the gesture ends;
+// - while a node of a big settled graph is dragged, only its surroundings move (at most 400
+//   nodes, layout-worker.js names them): everything else is drawn once into a still layer,
+//   and each frame copies that layer and draws only the moving nodes and their edges on it
+//   (a drag at 20,000 nodes / 40,000 edges would otherwise rasterise every edge per frame);
 // - whatever lies outside the viewport is skipped;
 // - labels (text is the slowest thing a canvas draws) only for nodes big enough on screen,
 //   at most LABEL_MAX, never overlapping, plus the selected, hovered and path nodes;
@@ -34,6 +38,8 @@ const EDGE_COLOURS = ["rgba(110, 120, 140, 0.22)", "rgba(100, 110, 130, 0.4)", "
 const HIGHLIGHT = "#2f5fd0";
 const PATH_COLOUR = "#e8590c";
 const LABEL_MAX = 180;
+const THIN_HIGHLIGHTS_ABOVE = 100; // highlighted edges drawn as hairlines in a drag's frames
+const MOVING_LABEL_MAX = 40; // labels of moving nodes per frame of a drag (see movingLabels)
 const LABEL_FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const LABEL_MIN_RADIUS = 7; // screen pixels a node needs before its label is drawn
 const TOP_LABELS = 12; // the best-connected nodes get a label sooner
@@ -75,8 +81,17 @@ export function initRenderer({ canvas, store, colours }) {
   let gesture = false;
   const cache = { canvas: document.createElement("canvas"), version: -1, transform: null, mx: 0, my: 0 };
   const cacheCtx = cache.canvas.getContext("2d", { alpha: false });
+  // The still layer of a local drag (see the top of this file): keyed by the worker's
+  // movingId, the content but positions, the view transform and the canvas size.
+  const still = { canvas: document.createElement("canvas"), id: 0, version: -1, transform: null, size: "" };
+  const stillCtx = still.canvas.getContext("2d", { alpha: false });
+  let stillVersion = 0; // bumped whenever anything but the moving nodes' positions changes
+  let moving = null; // {moving: Int32Array, movingId} while a local drag lasts
+  let excluded = null; // Uint8Array: nodes the scene being drawn leaves out (the moving ones)
   const listeners = [];
-  const stats = { draws: 0, lastDrawMs: 0 };
+  // layers: frames drawn from the still layer of a drag (moving) and how often that layer
+  // itself was drawn (still): what tests read to tell the cached path was taken.
+  const stats = { draws: 0, lastDrawMs: 0, layers: { still: 0, moving: 0 } };
   let shownEdges = []; // edge indices on screen in the last scene, when it drew edge details
   let recording = null; // {arrows, edgeLabels} of the last scene, for tests (record())
 
@@ -130,6 +145,15 @@ export function initRenderer({ canvas, store, colours }) {
 
   function changed() {
     contentVersion += 1;
+    stillVersion += 1;
+    requestDraw();
+  }
+
+  // New positions: of the named moving nodes only (a local drag), or of any node.
+  function moved(detail) {
+    moving = detail && detail.moving ? detail : null;
+    if (!moving) stillVersion += 1;
+    contentVersion += 1;
     requestDraw();
   }
 
@@ -141,6 +165,17 @@ export function initRenderer({ canvas, store, colours }) {
       // The picture is not changing, only the view: move the bitmap, draw it if missing.
       if (!cacheCovers()) drawCache();
       blitCache();
+    } else if (moving && !gesture && graph.nodes.length) {
+      if (!stillCovers()) {
+        drawStill();
+        stats.layers.still += 1;
+      }
+      stats.layers.moving += 1;
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.drawImage(still.canvas, 0, 0);
+      out = ctx;
+      movingScene(transform.x, transform.y, transform.k);
+      drawnVersion = contentVersion;
     } else {
       out = ctx;
       scene(width, height, transform.x, transform.y, transform.k);
@@ -169,8 +204,8 @@ export function initRenderer({ canvas, store, colours }) {
     out.lineCap = "butt";
     // A few edges may show their weight by width too; thousands stay hairlines.
     const wide = visibleEdges <= WIDE_EDGES_UP_TO;
-    const moving = gesture || canvas.dataset.layout === "running";
-    let details = k >= ARROW_MIN_SCALE && !(moving && !wide);
+    const busy = gesture || canvas.dataset.layout === "running";
+    let details = k >= ARROW_MIN_SCALE && !(busy && !wide);
     shownEdges = [];
     for (let c = 0; c < 3; c++) {
       const edges = edgeClasses[c];
@@ -184,6 +219,7 @@ export function initRenderer({ canvas, store, colours }) {
         const by = pos[2 * edge.t + 1];
         // Both ends beyond the same side of the viewport: the segment cannot cross it.
         if ((ax < x0 && bx < x0) || (ax > x1 && bx > x1) || (ay < y0 && by < y0) || (ay > y1 && by > y1)) continue;
+        if (excluded && (excluded[edge.s] || excluded[edge.t])) continue;
         out.moveTo(ax, ay);
         out.lineTo(bx, by);
         if (details) {
@@ -198,7 +234,7 @@ export function initRenderer({ canvas, store, colours }) {
     if (!details) shownEdges = [];
     if (recording) recording = { arrows: [], edgeLabels: [] };
     drawArrows(k, tx, ty);
-    drawHighlightedEdges(k);
+    if (!excluded) drawHighlightedEdges(k);
 
     for (const group of colourGroups) {
       out.fillStyle = group.colour;
@@ -209,6 +245,7 @@ export function initRenderer({ canvas, store, colours }) {
         const x = pos[2 * i];
         const y = pos[2 * i + 1];
         if (x < x0 || x > x1 || y < y0 || y > y1) continue;
+        if (excluded && excluded[i]) continue;
         const r = radius[i];
         if (r * k < 2) {
           out.rect(x - r, y - r, 2 * r, 2 * r);
@@ -219,7 +256,7 @@ export function initRenderer({ canvas, store, colours }) {
       }
       out.fill();
     }
-    drawRings(k);
+    if (!excluded) drawRings(k);
     out.setTransform(dpr, 0, 0, dpr, 0, 0);
     const fits = drawLabels(k, tx, ty, w, h);
     drawEdgeLabels(k, tx, ty, fits);
@@ -271,10 +308,7 @@ export function initRenderer({ canvas, store, colours }) {
 
   // Relation types along the edges on screen, upright, heaviest first, where they fit.
   function drawEdgeLabels(k, tx, ty, fits) {
-    const forced = [];
-    if (store.view.hoveredEdge >= 0 && graph.edgeVisible[store.view.hoveredEdge]) forced.push(store.view.hoveredEdge);
-    const selected = store.view.selectedEdge !== null ? graph.edgeIndex.get(store.view.selectedEdge) : undefined;
-    if (selected !== undefined && graph.edgeVisible[selected]) forced.push(selected);
+    const forced = forcedEdges().filter((j) => !excluded || !(excluded[graph.edges[j].s] || excluded[graph.edges[j].t]));
     const candidates = k >= EDGE_LABEL_SCALE && shownEdges.length ? [...shownEdges].reverse() : [];
     let drawn = 0;
     if (forced.length || candidates.length) {
@@ -292,6 +326,15 @@ export function initRenderer({ canvas, store, colours }) {
       out.setTransform(dpr, 0, 0, dpr, 0, 0);
     }
     if (canvas.dataset.edgeLabels !== String(drawn)) canvas.dataset.edgeLabels = String(drawn);
+  }
+
+  // The hovered and the selected edge: their type is always labelled.
+  function forcedEdges() {
+    const forced = [];
+    if (store.view.hoveredEdge >= 0 && graph.edgeVisible[store.view.hoveredEdge]) forced.push(store.view.hoveredEdge);
+    const selected = store.view.selectedEdge !== null ? graph.edgeIndex.get(store.view.selectedEdge) : undefined;
+    if (selected !== undefined && graph.edgeVisible[selected]) forced.push(selected);
+    return forced;
   }
 
   function edgeLabel(j, k, tx, ty, fits, force) {
@@ -364,6 +407,137 @@ export function initRenderer({ canvas, store, colours }) {
     ctx.drawImage(cache.canvas, x * dpr, y * dpr, cache.canvas.width * s, cache.canvas.height * s);
   }
 
+  // --- the still layer of a local drag --------------------------------------------------------
+
+  function stillCovers() {
+    const size = `${canvas.width}x${canvas.height}`;
+    return still.id === moving.movingId && still.version === stillVersion && still.transform === transform && still.size === size;
+  }
+
+  // Everything but the moving nodes and their edges, once; and what each frame then draws:
+  // the moving nodes by colour, the edges touching them by weight class.
+  function drawStill() {
+    const n = graph.nodes.length;
+    const mask = new Uint8Array(n);
+    for (const i of moving.moving) if (i < n) mask[i] = 1;
+    if (still.canvas.width !== canvas.width || still.canvas.height !== canvas.height) {
+      still.canvas.width = canvas.width;
+      still.canvas.height = canvas.height;
+    }
+    excluded = mask;
+    out = stillCtx;
+    scene(width, height, transform.x, transform.y, transform.k);
+    excluded = null;
+    out = ctx;
+    const max = graph.maxWeight || 1;
+    still.edges = [[], [], []];
+    graph.edges.forEach((edge, j) => {
+      if (!graph.edgeVisible[j] || !(mask[edge.s] || mask[edge.t])) return;
+      const share = edge.weight / max;
+      still.edges[share < 0.34 ? 0 : share < 0.67 ? 1 : 2].push(j);
+    });
+    const groups = new Map();
+    for (const i of moving.moving) {
+      if (i >= n || !graph.nodeVisible[i]) continue;
+      const colour = colours.forNode(graph.nodes[i]);
+      if (!groups.has(colour)) groups.set(colour, []);
+      groups.get(colour).push(i);
+    }
+    still.groups = [...groups.entries()].map(([colour, nodes]) => ({ colour, nodes }));
+    still.mask = mask;
+    // Visible moving nodes, best-connected (so biggest) first: the order labels are tried in.
+    still.byDegree = still.groups.flatMap((group) => group.nodes).sort((a, b) => graph.nodes[b].degree - graph.nodes[a].degree || a - b);
+    still.id = moving.movingId;
+    still.version = stillVersion;
+    still.transform = transform;
+    still.size = `${canvas.width}x${canvas.height}`;
+  }
+
+  function movingScene(tx, ty, k) {
+    const pos = graph.pos;
+    out.setTransform(dpr * k, 0, 0, dpr * k, dpr * tx, dpr * ty);
+    const wide = visibleEdges <= WIDE_EDGES_UP_TO;
+    for (let c = 0; c < 3; c++) {
+      if (!still.edges[c].length) continue;
+      out.beginPath();
+      for (const j of still.edges[c]) {
+        const edge = graph.edges[j];
+        out.moveTo(pos[2 * edge.s], pos[2 * edge.s + 1]);
+        out.lineTo(pos[2 * edge.t], pos[2 * edge.t + 1]);
+      }
+      out.strokeStyle = EDGE_COLOURS[c];
+      out.lineWidth = (wide ? WIDE_EDGE_WIDTHS[c] : 1) / k;
+      out.stroke();
+    }
+    drawHighlightedEdges(k, true);
+    for (const group of still.groups) {
+      out.fillStyle = group.colour;
+      out.beginPath();
+      for (const i of group.nodes) {
+        const r = radius[i];
+        if (r * k < 2) {
+          out.rect(pos[2 * i] - r, pos[2 * i + 1] - r, 2 * r, 2 * r);
+        } else {
+          out.moveTo(pos[2 * i] + r, pos[2 * i + 1]);
+          out.arc(pos[2 * i], pos[2 * i + 1], r, 0, 2 * Math.PI);
+        }
+      }
+      out.fill();
+    }
+    drawRings(k);
+    out.setTransform(dpr, 0, 0, dpr, 0, 0);
+    movingLabels(k, tx, ty);
+  }
+
+  // The labels of the moving nodes: the selected, hovered and path ones always, then the
+  // best-connected big enough on screen where they do not overlap, at most
+  // MOVING_LABEL_MAX (text is what a software canvas draws slowest: a zoomed-in drag would
+  // otherwise spend most of each frame on it); the type of the hovered or selected edge
+  // when it has a moving end (the still layer left those out).
+  function movingLabels(k, tx, ty) {
+    const forced = new Set(forcedNodes().filter((i) => still.mask[i] && graph.nodeVisible[i]));
+    out.font = LABEL_FONT;
+    out.textBaseline = "middle";
+    out.lineJoin = "round";
+    const taken = new Set();
+    const fits = (left, top, right, bottom) => {
+      const cells = [];
+      for (let cx = Math.floor(left / 16); cx <= Math.floor(right / 16); cx++) {
+        for (let cy = Math.floor(top / 16); cy <= Math.floor(bottom / 16); cy++) cells.push(cx * 100003 + cy);
+      }
+      if (cells.some((cell) => taken.has(cell))) return false;
+      for (const cell of cells) taken.add(cell);
+      return true;
+    };
+    let drawn = 0;
+    const seen = new Set();
+    for (const i of [...forced, ...still.byDegree]) {
+      if (seen.has(i)) continue;
+      seen.add(i);
+      const force = forced.has(i);
+      const r = radius[i] * k;
+      if (!force && (r < LABEL_MIN_RADIUS || drawn >= MOVING_LABEL_MAX)) break;
+      let text = graph.nodes[i].name;
+      if (text.length > 40) text = `${text.slice(0, 39)}…`;
+      const x = graph.pos[2 * i] * k + tx + r + 3;
+      const y = graph.pos[2 * i + 1] * k + ty;
+      if (!fits(x, y - 7, x + 7 * text.length, y + 7) && !force) continue;
+      out.lineWidth = 3;
+      out.strokeStyle = "rgba(255, 255, 255, 0.9)";
+      out.strokeText(text, x, y);
+      out.fillStyle = force ? "#101522" : "#2a3142";
+      out.fillText(text, x, y);
+      drawn++;
+    }
+    const edges = forcedEdges().filter((j) => still.mask[graph.edges[j].s] || still.mask[graph.edges[j].t]);
+    if (!edges.length) return;
+    out.font = EDGE_LABEL_FONT;
+    out.textAlign = "center";
+    for (const j of edges) edgeLabel(j, k, tx, ty, () => true, true);
+    out.textAlign = "start";
+    out.setTransform(dpr, 0, 0, dpr, 0, 0);
+  }
+
   function edgeIndicesAround(index) {
     const result = [];
     if (index < 0) return result;
@@ -386,12 +560,15 @@ export function initRenderer({ canvas, store, colours }) {
     out.stroke();
   }
 
-  function drawHighlightedEdges(k) {
+  // `moving`: a frame of a drag, where a hub's hundreds of highlighted edges are drawn as
+  // hairlines (a software canvas strokes those several times faster than wider lines).
+  function drawHighlightedEdges(k, moving = false) {
     const { view } = store;
     const focus = view.selected !== null ? graph.index.get(view.selected) : undefined;
     const around = new Set(edgeIndicesAround(focus === undefined ? -1 : focus));
     for (const j of edgeIndicesAround(view.hovered)) around.add(j);
-    strokeEdges([...around], "rgba(47, 95, 208, 0.75)", 1.6, k);
+    const thin = moving && around.size > THIN_HIGHLIGHTS_ABOVE;
+    strokeEdges([...around], "rgba(47, 95, 208, 0.75)", thin ? 1 : 1.6, k);
     if (view.hoveredEdge >= 0 && graph.edgeVisible[view.hoveredEdge]) strokeEdges([view.hoveredEdge], HIGHLIGHT, 2.5, k);
     if (view.selectedEdge !== null) {
       const j = graph.edgeIndex.get(view.selectedEdge);
@@ -458,7 +635,8 @@ export function initRenderer({ canvas, store, colours }) {
     }
   }
 
-  function drawLabels(k, tx, ty, w, h) {
+  // The nodes always labelled: the selected one, the hovered one, those on the path.
+  function forcedNodes() {
     const { view } = store;
     const forced = [];
     const selected = view.selected !== null ? graph.index.get(view.selected) : undefined;
@@ -470,6 +648,11 @@ export function initRenderer({ canvas, store, colours }) {
         if (i !== undefined) forced.push(i);
       }
     }
+    return forced;
+  }
+
+  function drawLabels(k, tx, ty, w, h) {
+    const forced = forcedNodes();
     out.font = LABEL_FONT;
     out.textBaseline = "middle";
     out.lineJoin = "round";
@@ -488,6 +671,7 @@ export function initRenderer({ canvas, store, colours }) {
     let drawn = 0;
     const label = (i, force) => {
       if (!graph.nodeVisible[i] && !force) return;
+      if (excluded && excluded[i]) return;
       const r = radius[i] * k;
       const sx = graph.pos[2 * i] * k + tx;
       const sy = graph.pos[2 * i + 1] * k + ty;
@@ -617,7 +801,7 @@ export function initRenderer({ canvas, store, colours }) {
   store.on("attributes", invalidate);
   store.on("visibility", invalidate);
   store.on("view", (detail) => (detail && detail.colours ? invalidate() : changed()));
-  store.on("positions", changed);
+  store.on("positions", moved);
   new ResizeObserver(resize).observe(canvas);
   resize();
 

@@ -1,8 +1,10 @@
 // The view's state in the URL, so a view can be shared or reloaded: which workspace
 // (ws), how many hubs were loaded and which neighbourhoods expanded (hubs, seeds), the
 // selected node or edge (focus, edge), colours, filters, the path shown (path=from,to) and
-// the zoom (z=k,x,y). Written with history.replaceState (no history entry per pan);
-// read once on load by main.js, which replays it.
+// the zoom (z=k,x,y); the community map (view=map, c=3.2: the level or community drilled
+// into, static/js/graph/communitymap.js) or the classic hubs view (view=graph). Written with
+// history.replaceState (no history entry per pan; drills push their own entries); read once
+// on load by main.js, which replays it.
 
 import { emptyFilters } from "./store.js";
 
@@ -28,6 +30,9 @@ function number(text) {
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+// A community key: "3" top level, "3.2" sub-community 2 of community 3.
+export const COMMUNITY_KEY = /^\d{1,9}(\.\d{1,9}){0,7}$/;
+const VIEWS = new Set(["map", "graph"]);
 
 export function readState(search = window.location.search) {
   const params = new URLSearchParams(search);
@@ -54,6 +59,10 @@ export function readState(search = window.location.search) {
     z: z.length === 3 && z.every(Number.isFinite) && z[0] > 0 ? { k: z[0], x: z[1], y: z[2] } : null,
     path: path.length === 2 ? path : null,
     bench: params.get("bench") === "1",
+    view: VIEWS.has(params.get("view")) ? params.get("view") : "",
+    c: COMMUNITY_KEY.test(params.get("c") || "") ? params.get("c") : null,
+    // Nothing asked for but the workspace: a big one opens on the community map.
+    bare: [...params.keys()].every((key) => key === "ws" || key === "bench"),
   };
 }
 
@@ -63,6 +72,7 @@ export function stateParams({ workspace, store, transform, bench }) {
   const params = new URLSearchParams();
   params.set("ws", workspace);
   params.set("hubs", String(view.hubs));
+  if (view.community) params.set("c", view.community);
   if (view.seeds.length) params.set("seeds", view.seeds.slice(-MAX_SEEDS).join(","));
   if (view.selected !== null) params.set("focus", String(view.selected));
   if (view.selectedEdge !== null) params.set("edge", String(view.selectedEdge));
@@ -86,9 +96,10 @@ export function stateParams({ workspace, store, transform, bench }) {
 export function initUrlState({ workspace, store, renderer, interactions, bench }) {
   let timer = 0;
   let enabled = false;
+  let suspended = false;
   function write() {
     timer = 0;
-    if (!enabled) return;
+    if (!enabled || suspended) return;
     const params = stateParams({ workspace, store, transform: renderer.transform, bench });
     const url = `${window.location.pathname}?${params.toString()}`;
     if (url !== `${window.location.pathname}${window.location.search}`) {
@@ -107,5 +118,10 @@ export function initUrlState({ workspace, store, renderer, interactions, bench }
       schedule();
     },
     flush: write,
+    // The community map keeps its own URL (view=map): the graph's state waits meanwhile.
+    suspend(flag) {
+      suspended = Boolean(flag);
+      if (!suspended) schedule();
+    },
   };
 }

@@ -47,6 +47,7 @@ export function createStore() {
     serverMatch: null, // Set of ids matching the server-side filters, or null (no such filter)
     seeds: [], // ids whose neighbourhoods were expanded, in order
     hubs: 0, // hubs loaded
+    community: null, // the community key whose members were loaded (the community map's drill)
   };
 
   function emit(name, detail) {
@@ -129,6 +130,12 @@ export function createStore() {
         mention_count: raw.mention_count ?? 0,
         community: raw.community ?? null,
       };
+      // A neighbouring community drawn next to a drilled one (communitymap.js): not an
+      // entity, so never sent back to the server (ids()), expanded or opened as a panel.
+      if (raw.ghost === true) {
+        node.ghost = true;
+        node.communityKey = String(raw.communityKey ?? "");
+      }
       if (known === undefined) {
         graph.index.set(node.id, graph.nodes.length);
         newIndices.push(graph.nodes.length);
@@ -227,6 +234,7 @@ export function createStore() {
     view.hiddenEdges.clear();
     view.seeds = [];
     view.hubs = 0;
+    view.community = null;
     applyFilters(false);
     emit("structure", { cleared: true });
     emit("state");
@@ -391,7 +399,8 @@ export function createStore() {
     setPath,
     setColour,
     addSeed,
-    ids: () => graph.nodes.map((n) => n.id),
+    // The loaded entities' ids (ghost community nodes are not entities).
+    ids: () => graph.nodes.filter((n) => !n.ghost).map((n) => n.id),
     has: (id) => graph.index.has(id),
     indexOf: (id) => graph.index.get(id),
   };
