@@ -25,9 +25,10 @@ edge labels, static/js/graph/render.js) and drags it again ("drag_zoomed"), repo
 many arrowheads and type labels the still view drew there. The graph endpoint's payload
 is fetched once more to report bytes per node (raw, and gzip for reference), in the object
 shape and in the compact one the explorer asks for (`format=columns`). A screenshot
-of the 5k view goes to `--screenshot`. With `--runs N` each size is measured N times (a
-fresh page each) and the medians are reported. Prints JSON, one line per size and a
-summary; the workspaces are dropped afterwards unless `--keep`.
+of the 5k view goes to `--screenshot` (or of every size, when it holds `{size}`). With
+`--runs N` each size is measured N times (a fresh page each) and the medians are
+reported. Prints JSON, one line per size and a summary; the workspaces are dropped
+afterwards unless `--keep`.
 
 `--community-map N` measures the community map instead (issue 19): a planted workspace of
 N entities from bench/community_map.py's `load_planted` (in its database,
@@ -36,7 +37,8 @@ communities computed unless a current map is stored, then
 per run: the map's first paint (`/explore/?view=map`: ms until the map canvas says
 `data-state="drawn"`), frames per second while the mouse pans the map, and the drill-down
 from the largest community to a drawn picture of its entities (through sub-maps while the
-community has sub-communities: each step's time), then panning those entities.
+community has sub-communities: each step's time), then panning those entities; with
+`--screenshot docs/img/community-{view}.png` the first run pictures the map and the drill.
 """
 
 from __future__ import annotations
@@ -342,7 +344,17 @@ SUB_MAP_DRAWN = """(key) => {
 }"""
 
 
-def measure_map(context: Any, slug: str, *, seconds: float) -> dict[str, Any]:
+def screenshot_for(template: str, size: int) -> Path | None:
+    """`--screenshot` with `{size}` names one picture per size; without it, only the 5k
+    view is pictured (as in the issue 8 figures)."""
+    if "{size}" in template:
+        return Path(template.format(size=size))
+    return Path(template) if size == 5000 else None
+
+
+def measure_map(
+    context: Any, slug: str, *, seconds: float, screenshots: str | None = None
+) -> dict[str, Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -361,6 +373,8 @@ def measure_map(context: Any, slug: str, *, seconds: float) -> dict[str, Any]:
     box = page.locator("#map-canvas").bounding_box()
     pan = move_for(page, (box["x"] + 60, box["y"] + box["height"] - 60), seconds)
     page.wait_for_timeout(300)
+    if screenshots:
+        page.screenshot(path=screenshots.format(view="map"))
     steps = []
     for _ in range(4):  # top level, sub-communities, ... down to entities
         click = page.evaluate(DRILL)
@@ -376,6 +390,9 @@ def measure_map(context: Any, slug: str, *, seconds: float) -> dict[str, Any]:
         if entities:
             break
     counts = page.evaluate("graphloomBench.counts()")
+    if screenshots:
+        page.wait_for_timeout(1500)  # the drilled community's layout, mostly settled
+        page.screenshot(path=screenshots.format(view="drill"))
     empty = page.evaluate("graphloomBench.emptyPoint()")
     canvas = page.locator("#graph-canvas").bounding_box()
     drilled_pan = (
@@ -425,8 +442,12 @@ def main_map(args: argparse.Namespace) -> None:
             page = context.new_page()
             sign_in(page)
             page.close()
-            for _ in range(args.runs):
-                runs.append(measure_map(context, workspace.slug, seconds=args.seconds))
+            for run in range(args.runs):
+                # `--screenshot` with `{view}`: the map and the drill-down pictured (run 1).
+                shots = args.screenshot if run == 0 and "{view}" in args.screenshot else None
+                runs.append(
+                    measure_map(context, workspace.slug, seconds=args.seconds, screenshots=shots)
+                )
                 print(json.dumps(runs[-1]), flush=True)
             browser.close()
     finally:
@@ -508,7 +529,7 @@ def main() -> None:
             for size in sizes:
                 runs = []
                 for run in range(args.runs):
-                    shot = Path(args.screenshot) if size == 5000 and run == 0 else None
+                    shot = screenshot_for(args.screenshot, size) if run == 0 else None
                     runs.append(
                         measure(
                             context,
