@@ -6,9 +6,12 @@ from django.urls import include, path, re_path
 
 from agents.views import mcp_endpoint
 from config.api import api
+from system.status_views import status
 from system.views import metrics
 
 urlpatterns = [
+    # Staff only: the scheduled upkeep jobs and the workers (system/status_views.py).
+    path("admin/status/", status, name="system-status"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     # Prometheus scrapes, off unless METRICS_TOKEN or METRICS_ALLOWED_NETWORKS is set.

@@ -42,6 +42,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from system.loading import import_paths
+from system.models import ScheduledJob
 
 # Seconds; searches run tens to hundreds of milliseconds, graph reads up to a few seconds.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -150,6 +151,29 @@ def finished_task_metrics() -> Iterator[Metric]:
     yield failures
 
 
+def upkeep_metrics() -> Iterator[Metric]:
+    """The scheduled upkeep jobs (system/upkeep.py): when each last run started and how it
+    went, so an alert can fire on a job that failed or stopped running."""
+    started = GaugeMetricFamily(
+        "graphloom_upkeep_last_run_timestamp_seconds",
+        "When the last run of each scheduled upkeep job started (Unix time).",
+        labels=["job"],
+    )
+    outcome = GaugeMetricFamily(
+        "graphloom_upkeep_last_outcome",
+        "1 for the outcome (ok, failed, skipped) of each upkeep job's last run.",
+        labels=["job", "outcome"],
+    )
+    for job in ScheduledJob.objects.order_by("name"):
+        if job.last_started_at is None:
+            continue
+        started.add_metric([job.name], job.last_started_at.timestamp())
+        if job.last_outcome:
+            outcome.add_metric([job.name, job.last_outcome], 1)
+    yield started
+    yield outcome
+
+
 def _bucket_label(bound: float) -> str:
     return repr(float(bound))
 
@@ -160,6 +184,7 @@ class DatabaseCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         yield from queue_metrics()
         yield from finished_task_metrics()
+        yield from upkeep_metrics()
         functions: tuple[Callable[[], Iterable[Metric]], ...] = import_paths(
             settings.METRICS_COLLECTORS
         )

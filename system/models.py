@@ -22,3 +22,43 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"worker {self.worker_id} on {self.hostname} (pid {self.pid})"
+
+
+class JobOutcomeKind(models.TextChoices):
+    OK = "ok", "ok"
+    FAILED = "failed", "failed"
+    SKIPPED = "skipped", "skipped"
+
+
+class ScheduledJob(models.Model):
+    """One row per upkeep job of UPKEEP_JOBS (system/upkeep.py): when it runs next, and how
+    its last run went.
+
+    The row is also the lock that keeps several workers from queueing one run twice: a
+    worker claims a due job by moving `next_run_at` on in the same transaction that queues
+    the run's task (system/actions/upkeep.py).
+    """
+
+    name = models.CharField(max_length=64, unique=True)
+    # 0: off (no next run).
+    every_seconds = models.PositiveIntegerField(default=0)
+    next_run_at = models.DateTimeField(null=True, blank=True)
+    # The worker that queued the last run, the one that ran it, and that run's task.
+    claimed_by = models.CharField(max_length=64, blank=True)
+    ran_by = models.CharField(max_length=64, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    last_started_at = models.DateTimeField(null=True, blank=True)
+    last_finished_at = models.DateTimeField(null=True, blank=True)
+    # Set while a run is under way.
+    running_since = models.DateTimeField(null=True, blank=True)
+    last_outcome = models.CharField(max_length=16, choices=JobOutcomeKind.choices, blank=True)
+    last_message = models.TextField(blank=True)
+    # What the job reports beyond its message (the prune report's figures per workspace).
+    last_details = models.JSONField(default=dict, blank=True)
+    runs = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"upkeep job {self.name}"

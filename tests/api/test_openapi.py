@@ -74,6 +74,9 @@ ADDED_COMPONENTS |= {"LayoutIn", "LayoutOut", "LayoutSavedOut"}
 ADDED_PATHS |= {"/api/v1/workspaces/import"}
 ADDED_METHODS |= {("/api/v1/workspaces/{slug}/export", "post")}
 ADDED_COMPONENTS |= {"WorkspaceImported"}
+# The health report's scheduled upkeep jobs (last and next run, outcome, message).
+ADDED_PROPERTIES["HealthOut"] |= {"upkeep"}
+ADDED_COMPONENTS |= {"UpkeepJobHealth"}
 
 
 def current_document() -> dict[str, Any]:

@@ -48,6 +48,14 @@ class Command(BaseCommand):
             self.stdout.write(f"embedding: {embedding['model']} {embedding['status']}")
             for name, count in report["counts"].items():
                 self.stdout.write(f"{name.replace('_', ' ')}: {count}")
+            for name, job in report["upkeep"].items():
+                if not job["enabled"]:
+                    self.stdout.write(f"upkeep {name}: off")
+                    continue
+                last = f"{job['outcome']} at {job['last_run']}" if job["last_run"] else "never run"
+                self.stdout.write(
+                    f"upkeep {name}: {last}; next {job['next_run'] or 'not yet known'}"
+                )
         failing = [name for name in required if not _CHECKS[name](report)]
         if failing:
             raise CommandError(f"unhealthy: {', '.join(failing)}", returncode=1)

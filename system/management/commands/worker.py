@@ -1,4 +1,6 @@
-"""`manage.py worker`: django-tasks-db's db_worker plus a heartbeat the app can read.
+"""`manage.py worker`: django-tasks-db's db_worker plus a heartbeat the app can read, and the
+scheduler that queues the upkeep jobs when due (system/scheduler.py; off with
+GRAPHLOOM_UPKEEP_CHECK_SECONDS=0).
 
 All of db_worker's options apply (--queue-name, --interval, --batch, --max-tasks, ...).
 """
@@ -13,6 +15,7 @@ from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands import db_worker
 
 from system.heartbeat import HeartbeatThread
+from system.scheduler import UpkeepThread
 
 
 class Command(db_worker.Command):
@@ -28,7 +31,15 @@ class Command(db_worker.Command):
             worker_id=options["worker_id"], interval=settings.WORKER_HEARTBEAT_SECONDS
         )
         heartbeat.start()
+        upkeep = None
+        if settings.UPKEEP_CHECK_SECONDS > 0:
+            upkeep = UpkeepThread(
+                worker_id=options["worker_id"], interval=settings.UPKEEP_CHECK_SECONDS
+            )
+            upkeep.start()
         try:
             super().handle(*args, **options)
         finally:
+            if upkeep is not None:
+                upkeep.stop()
             heartbeat.stop()
