@@ -48,6 +48,7 @@ from knowledge.models import (
     TypeStatus,
 )
 from knowledge.models.curation import RelationOutcome, RelationRule
+from system.deadlocks import retry_on_deadlock
 from workspaces.models import Workspace
 
 
@@ -438,12 +439,52 @@ def _materialize(
     only_known: bool,
     counts: dict[str, int],
 ) -> set[int]:
+    """`_materialize_once`, again when the database aborted it to break a deadlock with
+    another worker writing the same workspace (system/deadlocks.py): the aborted attempt
+    wrote nothing, and its counts are put back as they were."""
+    before = dict(counts)
+
+    def restore_counts() -> None:
+        counts.clear()
+        counts.update(before)
+
+    def attempt() -> set[int]:
+        return _materialize_once(
+            documents=documents, windows_by_doc=windows_by_doc, runs=runs,
+            refresh_hashes=refresh_hashes, only_known=only_known, counts=counts,
+        )  # fmt: skip
+
+    return retry_on_deadlock(attempt, on_retry=restore_counts)
+
+
+def _lock_workspace_writes(workspace: Workspace) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"materialize:{workspace.pk}"],
+        )
+
+
+def _materialize_once(
+    *,
+    documents: list[Document],
+    windows_by_doc: dict[int, list[Window]],
+    runs: dict[str, ExtractionRun],
+    refresh_hashes: set[str],
+    only_known: bool,
+    counts: dict[str, int],
+) -> set[int]:
     """Evidence for a batch of documents of one workspace, then their derived fields once,
     all in one transaction: readers never see evidence without its counts. Returns the
     entities touched."""
     workspace = documents[0].workspace
     touched = Touched()
     with transaction.atomic():
+        # One batch of a workspace at a time: the entity names of a batch are locked window
+        # by window (resolution.lock_names), so two batches sharing names ("Python", "str")
+        # would take them in opposite orders and deadlock; extraction itself still runs in
+        # parallel, only these writes take turns.
+        _lock_workspace_writes(workspace)
         # The document rows are the lock: two workers materialising one take turns.
         list(
             Document.objects.select_for_update()
