@@ -52,9 +52,11 @@ def drawn(page: Page) -> dict:
 
 
 def point_of(page: Page, entity_id: int) -> tuple[float, float]:
-    """A node's centre on the canvas (CSS pixels from its top left), from the node list."""
-    button = node_button(page, entity_id)
-    return float(button.get_attribute("data-x")), float(button.get_attribute("data-y"))
+    """A node's centre on the canvas (CSS pixels from its top left), on screen or not (the
+    node list lists only the nodes in view)."""
+    point = page.evaluate("(id) => window.graphloomBench.screenOf(id)", entity_id)
+    assert point is not None, f"entity {entity_id} is not loaded"
+    return float(point[0]), float(point[1])
 
 
 def on_page(page: Page, point: tuple[float, float]) -> tuple[float, float]:

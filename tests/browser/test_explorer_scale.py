@@ -126,7 +126,9 @@ def test_a_drag_redraws_only_what_moves_and_keeps_the_selection_right(page, larg
     assert during["moving"] - before["moving"] >= 5
     assert 1 <= during["still"] - before["still"] <= 3
     assert page.evaluate(RINGED, [end[0], end[1], hub["r"]]) >= 3
-    assert page.evaluate(RINGED, [start[0], start[1], hub["r"]]) == 0
+    # No ring left behind where the drag started: a ring there shows at all four sample
+    # points, while a highlighted edge of the hub crossing the spot may colour one or two.
+    assert page.evaluate(RINGED, [start[0], start[1], hub["r"]]) < 3
     page.mouse.up()
     expect(canvas).to_have_attribute("data-layout", "settled", timeout=60_000)
     # After it (released, the layout cooled: the node may have been pulled back towards its

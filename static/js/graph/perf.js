@@ -54,6 +54,11 @@ export function initPerf({ enabled, store, renderer, simulation, interactions })
       const [wx, wy] = renderer.worldOf(at[0], at[1]);
       return { id: node.id, name: node.name, x: at[0], y: at[1], r: radiusFor(node.degree) * renderer.transform.k, world: [wx, wy] };
     },
+    // A loaded node's centre on the canvas (CSS pixels), on screen or not: [x, y] or null.
+    screenOf(id) {
+      const i = store.indexOf(id);
+      return i === undefined ? null : renderer.screenOf(i);
+    },
     scale: () => renderer.transform.k,
     // Frames drawn from a drag's still layer, and draws of that layer (render.js).
     layers: () => ({ ...renderer.stats.layers }),
