@@ -261,7 +261,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from bench.cleanup import drop_workspace
-    from bench.explorer import free_port, start_server, wait_for
+    from bench.server import free_port, start_server, wait_for
     from knowledge.actions.communities import do_compute_communities
 
     parser = argparse.ArgumentParser(description="Community map benchmark; see the docstring.")

@@ -66,66 +66,16 @@ import gzip  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import signal  # noqa: E402
-import socket  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
+from bench.server import collect_static, free_port, start_server, wait_for  # noqa: E402
 from tests.browser.chromium import CHROMIUM_FLAGS, chromium_path  # noqa: E402
 
 USERNAME = "bench-explorer"
 PASSWORD = "bench-explorer-password-1"  # noqa: S105 (a throwaway account in the bench database)
 VIEWPORT: Any = {"width": 1440, "height": 900}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def server_env() -> dict[str, str]:
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": "bench-only-not-secret-" + "x" * 40,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "GRAPHLOOM_SSL_REDIRECT": "0",
-        "GRAPHLOOM_SECURE_COOKIES": "0",
-        "GRAPHLOOM_DB_NAME": os.environ["GRAPHLOOM_DB_NAME"],
-    }
-
-
-def collect_static() -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-        cwd=ROOT,
-        env=server_env(),
-        check=True,
-    )
-
-
-def start_server(port: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--threads", "4", "--worker-class", "gthread",
-         "--timeout", "180", "--log-level", "warning"],
-        cwd=ROOT, env=server_env(), start_new_session=True,
-    )  # fmt: skip
-
-
-def wait_for(base: str) -> None:
-    import httpx
-
-    for _ in range(240):
-        try:
-            if httpx.get(f"{base}/api/v1/health", timeout=5).status_code in (200, 503):
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the server did not start")
 
 
 def prepare(sizes: list[int]) -> dict[int, Any]:
