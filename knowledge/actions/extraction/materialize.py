@@ -11,6 +11,7 @@ name's entity (knowledge/actions/resolution.py, `short_form_plan` / `record_shor
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -430,33 +431,6 @@ def _short_forms(
 MATERIALIZE_BATCH = 16  # documents per transaction (and per recomputation of derived fields)
 
 
-def _materialize(
-    *,
-    documents: list[Document],
-    windows_by_doc: dict[int, list[Window]],
-    runs: dict[str, ExtractionRun],
-    refresh_hashes: set[str],
-    only_known: bool,
-    counts: dict[str, int],
-) -> set[int]:
-    """`_materialize_once`, again when the database aborted it to break a deadlock with
-    another worker writing the same workspace (system/deadlocks.py): the aborted attempt
-    wrote nothing, and its counts are put back as they were."""
-    before = dict(counts)
-
-    def restore_counts() -> None:
-        counts.clear()
-        counts.update(before)
-
-    def attempt() -> set[int]:
-        return _materialize_once(
-            documents=documents, windows_by_doc=windows_by_doc, runs=runs,
-            refresh_hashes=refresh_hashes, only_known=only_known, counts=counts,
-        )  # fmt: skip
-
-    return retry_on_deadlock(attempt, on_retry=restore_counts)
-
-
 def _lock_workspace_writes(workspace: Workspace) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -465,7 +439,7 @@ def _lock_workspace_writes(workspace: Workspace) -> None:
         )
 
 
-def _materialize_once(
+def _materialize(
     *,
     documents: list[Document],
     windows_by_doc: dict[int, list[Window]],
@@ -572,7 +546,8 @@ class Materializer:
             return
         self.waiting = [d for d in self.waiting if d not in ready]
         for start in range(0, len(ready), MATERIALIZE_BATCH):
-            _materialize(
+            batch = partial(
+                _materialize,
                 documents=ready[start : start + MATERIALIZE_BATCH],
                 windows_by_doc=self.windows_by_doc,
                 runs=ensured.runs,
@@ -580,3 +555,10 @@ class Materializer:
                 only_known=self.only_known,
                 counts=self.counts,
             )
+            # A batch the database aborted to break a deadlock with another worker wrote
+            # nothing: it runs again (system/deadlocks.py), its counts put back first.
+            retry_on_deadlock(batch, on_retry=partial(self._restore_counts, dict(self.counts)))
+
+    def _restore_counts(self, before: dict[str, int]) -> None:
+        self.counts.clear()
+        self.counts.update(before)
