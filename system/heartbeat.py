@@ -7,12 +7,12 @@ own database connection, so a long task never delays the beat.
 from __future__ import annotations
 
 import logging
-import threading
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
 from system.actions.heartbeat import do_record_heartbeat, do_record_worker_stopped
 from system.actions.tasks import do_requeue_orphaned_tasks
+from system.periodic import PeriodicThread
 
 logger = logging.getLogger(__name__)
 
@@ -21,33 +21,23 @@ logger = logging.getLogger(__name__)
 REQUEUE_EVERY_BEATS = 10
 
 
-class HeartbeatThread(threading.Thread):
-    def __init__(self, *, worker_id: str, interval: float) -> None:
-        super().__init__(name=f"heartbeat-{worker_id[:8]}", daemon=True)
-        self.worker_id = worker_id
-        self.interval = interval
-        self._stop_event = threading.Event()
+class HeartbeatThread(PeriodicThread):
+    failure = "Could not record worker heartbeat; retrying"
 
-    def run(self) -> None:
-        beats = 0
-        try:
-            while not self._stop_event.is_set():
-                try:
-                    do_record_heartbeat(worker_id=self.worker_id)
-                    if beats % REQUEUE_EVERY_BEATS == 0:
-                        do_requeue_orphaned_tasks()
-                    beats += 1
-                except DatabaseError:
-                    logger.exception("Could not record worker heartbeat; retrying")
-                    connection.close()
-                self._stop_event.wait(self.interval)
-        finally:
-            connection.close()
+    def __init__(self, *, worker_id: str, interval: float) -> None:
+        super().__init__(name=f"heartbeat-{worker_id[:8]}", interval=interval)
+        self.worker_id = worker_id
+        self._beats = 0
+
+    def tick(self) -> None:
+        do_record_heartbeat(worker_id=self.worker_id)
+        if self._beats % REQUEUE_EVERY_BEATS == 0:
+            do_requeue_orphaned_tasks()
+        self._beats += 1
 
     def stop(self) -> None:
         """Stop beating and record a clean stop (from the worker's main thread)."""
-        self._stop_event.set()
-        self.join(timeout=self.interval + 5)
+        super().stop()
         try:
             do_record_worker_stopped(worker_id=self.worker_id)
         except DatabaseError:
