@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import batched
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -31,7 +32,18 @@ from knowledge.models import (
     LlmCall,
     Relation,
 )
-from knowledge.selectors.community_map import GraphSize, computation_pending, graph_size
+from knowledge.selectors.community_map import (
+    BadKey,
+    GraphSize,
+    community_exists,
+    computation_pending,
+    get_map_level,
+    graph_size,
+    last_run,
+    map_is_stale,
+    parse_key,
+)
+from workspaces.errors import NotFound
 from workspaces.models import Workspace
 
 UPDATE_BATCH = 5000
@@ -245,6 +257,30 @@ def do_request_communities(*, workspace: Workspace) -> bool:
             return False
         import_string(COMPUTE_TASK).enqueue(workspace.pk)
     return True
+
+
+def do_read_community_map(*, workspace: Workspace, parent: str | None = None) -> dict[str, Any]:
+    """One level of the community map (the top level, or the sub-communities of `parent`)
+    with `computed_at`, `stale` and `computing`; a missing or stale map is still answered
+    (empty, or as stored) and its computation queued once. BadKey: `parent` is not a
+    community number; NotFound: the stored map has no such community."""
+    parent_number = None
+    if parent is not None:
+        key = parse_key(parent)
+        if key.sub is not None:
+            raise BadKey("parent: sub-communities have no sub-communities")
+        if not community_exists(workspace, key):
+            raise NotFound(f"No community {key} in this workspace.")
+        parent_number = key.community
+    run = last_run(workspace)
+    stale = map_is_stale(run, workspace)
+    if stale:
+        do_request_communities(workspace=workspace)
+    data = get_map_level(workspace, run=run, parent=parent_number)
+    data["computed_at"] = run.computed_at if run is not None else None
+    data["stale"] = stale and run is not None
+    data["computing"] = stale or computation_pending(workspace)
+    return data
 
 
 # --- community summaries, for global answers (knowledge/actions/ask.py) -----------------

@@ -12,19 +12,14 @@ from typing import Annotated, Any, Literal
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Query, Router
 
-from knowledge.actions.communities import do_request_communities
+from knowledge.actions.communities import do_read_community_map
 from knowledge.schemas.community_map import CommunityGraphOut, CommunityMapOut
 from knowledge.schemas.graph import BULK_FORMAT
 from knowledge.selectors.bulk_graph import MAX_BULK_NODES, graph_columns
 from knowledge.selectors.community_map import (
     DEFAULT_DRILL,
-    BadKey,
     community_exists,
-    computation_pending,
     get_community_graph,
-    get_map_level,
-    last_run,
-    map_is_stale,
     parse_key,
 )
 from system.metrics import observe_graph_query
@@ -52,22 +47,7 @@ def community_map(
     computation. 404 for an unknown parent, 400 for one that is not a community number."""
     workspace = get_workspace_access(request, slug).workspace
     started = time.perf_counter()
-    parent_number = None
-    if parent is not None:
-        key = parse_key(parent)
-        if key.sub is not None:
-            raise BadKey("parent: sub-communities have no sub-communities")
-        if not community_exists(workspace, key):
-            raise NotFound(f"No community {key} in this workspace.")
-        parent_number = key.community
-    run = last_run(workspace)
-    stale = map_is_stale(run, workspace)
-    if stale:
-        do_request_communities(workspace=workspace)
-    data = get_map_level(workspace, run=run, parent=parent_number)
-    data["computed_at"] = run.computed_at if run is not None else None
-    data["stale"] = stale and run is not None
-    data["computing"] = stale or computation_pending(workspace)
+    data = do_read_community_map(workspace=workspace, parent=parent)
     observe_graph_query("community_map", time.perf_counter() - started)
     return data
 
