@@ -120,30 +120,13 @@ def graph_columns(payload: dict[str, Any]) -> dict[str, Any]:
     A column per field the nodes have: the ids-only answer (`edges` false) is one `id`
     column, so the columns decode to exactly the object shape."""
     nodes = payload["nodes"]
-    edges = payload["edges"]
-    types: dict[str, int] = {}
-    relation_types: dict[str, int] = {}
     fields = list(nodes[0]) if nodes else ["id"]
-    node_columns = {field: [node[field] for node in nodes] for field in fields}
-    if "type" in node_columns:
-        node_columns["type"] = _numbered(types, node_columns["type"])
-    at = {node["id"]: i for i, node in enumerate(nodes)}
-    edge_columns = {
-        "id": [e["id"] for e in edges],
-        "source": [at[e["source"]] for e in edges],
-        "target": [at[e["target"]] for e in edges],
-        "type": _numbered(relation_types, [e["type"] for e in edges]),
-        "weight": [e["weight"] for e in edges],
-    }
-    return {
-        "format": "columns",
-        "types": list(types),
-        "relation_types": list(relation_types),
-        "nodes": node_columns,
-        "edges": edge_columns,
-        "truncated": payload["truncated"],
-        "count": payload["count"],
-    }
+    return _as_columns(
+        {field: [node[field] for node in nodes] for field in fields},
+        [(e["id"], e["source"], e["target"], e["type"], e["weight"]) for e in payload["edges"]],
+        count=payload["count"],
+        truncated=payload["truncated"],
+    )
 
 
 def _result_columns(
@@ -156,33 +139,51 @@ def _result_columns(
     if touching:
         near = set(touching)
         found = [e for e in found if e.source in near or e.target in near]
+    total = len(nodes) if count is None else count
+    return _as_columns(
+        {
+            "id": [n.id for n in nodes],
+            "name": [n.name for n in nodes],
+            "type": [n.type for n in nodes],
+            "degree": [n.degree for n in nodes],
+            "mention_count": [n.mention_count for n in nodes],
+            "community": [n.community for n in nodes],
+        },
+        [(e.id, e.source, e.target, e.type, e.weight) for e in found],
+        count=total,
+        truncated=total > len(nodes),
+    )
+
+
+def _as_columns(
+    node_columns: dict[str, list[Any]],
+    edges: list[tuple[int, int, int, str, float]],
+    *,
+    count: int,
+    truncated: bool,
+) -> dict[str, Any]:
+    """The columns envelope: node types and edge types as indexes into `types` /
+    `relation_types`, edge ends (entity ids in `edges`) as indexes into the nodes."""
     types: dict[str, int] = {}
     relation_types: dict[str, int] = {}
-    at = {node.id: i for i, node in enumerate(nodes)}
-    node_columns = {
-        "id": [n.id for n in nodes],
-        "name": [n.name for n in nodes],
-        "type": _numbered(types, [n.type for n in nodes]),
-        "degree": [n.degree for n in nodes],
-        "mention_count": [n.mention_count for n in nodes],
-        "community": [n.community for n in nodes],
-    }
+    if "type" in node_columns:
+        node_columns["type"] = _numbered(types, node_columns["type"])
+    at = {node_id: i for i, node_id in enumerate(node_columns["id"])}
     edge_columns = {
-        "id": [e.id for e in found],
-        "source": [at[e.source] for e in found],
-        "target": [at[e.target] for e in found],
-        "type": _numbered(relation_types, [e.type for e in found]),
-        "weight": [e.weight for e in found],
+        "id": [e[0] for e in edges],
+        "source": [at[e[1]] for e in edges],
+        "target": [at[e[2]] for e in edges],
+        "type": _numbered(relation_types, [e[3] for e in edges]),
+        "weight": [e[4] for e in edges],
     }
-    total = len(nodes) if count is None else count
     return {
         "format": "columns",
         "types": list(types),
         "relation_types": list(relation_types),
         "nodes": node_columns,
         "edges": edge_columns,
-        "truncated": total > len(nodes),
-        "count": total,
+        "truncated": truncated,
+        "count": count,
     }
 
 
