@@ -91,6 +91,8 @@ def load_planted(*, entities: int, seed: int = 1) -> Any:
 def _insert(workspace_id: int, *, entities: int, relations: int, seed: int) -> None:
     """Entities named by group and sub-group, then `relations` distinct relations drawn by
     the planted proportions (seeded: every run builds the same graph)."""
+    from bench.graph_run import rank_entities
+
     params = {
         "ws": workspace_id,
         "n": entities,
@@ -123,16 +125,7 @@ def _insert(workspace_id: int, *, entities: int, relations: int, seed: int) -> N
             """,
             params,
         )
-        cursor.execute(
-            """
-            CREATE TEMP TABLE bench_rank AS
-            SELECT row_number() OVER (ORDER BY id) AS rank, id FROM knowledge_entity
-            WHERE workspace_id = %s
-            """,
-            [workspace_id],
-        )
-        cursor.execute("CREATE UNIQUE INDEX ON bench_rank (rank)")
-        cursor.execute("ANALYZE bench_rank")
+        rank_entities(cursor, workspace_id)
         # rank r (0-based) is in sub-group r / SUB and group r / GROUP; the other end is drawn
         # in the same sub-group, the same group, or anywhere.
         cursor.execute(

@@ -105,6 +105,19 @@ def prepare(sizes: list[int]) -> dict[int, Any]:
     return workspaces
 
 
+def signed_in_browser(playwright: Any, chromium: str, base: str) -> tuple[Any, Any, Any]:
+    """Chromium (headless, the bench's flags), a context on the server and a page signed
+    in to it."""
+    browser = playwright.chromium.launch(
+        executable_path=chromium, headless=True, args=CHROMIUM_FLAGS
+    )
+    context = browser.new_context(base_url=base, viewport=VIEWPORT)
+    context.set_default_timeout(120_000)
+    page = context.new_page()
+    sign_in(page)
+    return browser, context, page
+
+
 def sign_in(page: Any) -> None:
     page.goto("/login/")
     page.get_by_label("Username").fill(USERNAME)
@@ -384,13 +397,7 @@ def main_map(args: argparse.Namespace) -> None:
     try:
         wait_for(base)
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=chromium, headless=True, args=CHROMIUM_FLAGS
-            )
-            context = browser.new_context(base_url=base, viewport=VIEWPORT)
-            context.set_default_timeout(120_000)
-            page = context.new_page()
-            sign_in(page)
+            browser, context, page = signed_in_browser(playwright, chromium, base)
             page.close()
             for run in range(args.runs):
                 # `--screenshot` with `{view}`: the map and the drill-down pictured (run 1).
@@ -464,13 +471,7 @@ def main() -> None:
     try:
         wait_for(base)
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=chromium, headless=True, args=CHROMIUM_FLAGS
-            )
-            context = browser.new_context(base_url=base, viewport=VIEWPORT)
-            context.set_default_timeout(120_000)
-            page = context.new_page()
-            sign_in(page)
+            browser, context, page = signed_in_browser(playwright, chromium, base)
             # Warm-up: static files cached, server code paths loaded.
             first = workspaces[sizes[0]]
             page.goto(f"/explore/?ws={first.slug}&hubs=200")

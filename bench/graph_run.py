@@ -32,6 +32,22 @@ SKEW = 2.5
 TYPE_WEIGHTS = [30, 15, 12, 10, 8, 8, 7, 5, 5]
 
 
+def rank_entities(cursor: Any, workspace_id: int) -> None:
+    """A temporary table `bench_rank` (rank from 1, id) of the workspace's entities, for
+    drawing relation ends by rank (other benchmarks may be inserting into the same table, so
+    the ids need not be contiguous). Dropped by the caller."""
+    cursor.execute(
+        """
+        CREATE TEMP TABLE bench_rank AS
+        SELECT row_number() OVER (ORDER BY id) AS rank, id FROM knowledge_entity
+        WHERE workspace_id = %s
+        """,
+        [workspace_id],
+    )
+    cursor.execute("CREATE UNIQUE INDEX ON bench_rank (rank)")
+    cursor.execute("ANALYZE bench_rank")
+
+
 def load_graph(workspace: Workspace, *, entities: int, relations: int, seed: int) -> None:
     """Fill the workspace with `entities` entities and `relations` distinct active relations,
     set-based in the server (generate_series), seeded so every run builds the same graph."""
@@ -57,18 +73,7 @@ def load_graph(workspace: Workspace, *, entities: int, relations: int, seed: int
             """,
             {"ws": workspace.pk, "n": entities},
         )
-        # Entity ids by rank (other benchmarks may be inserting into the same table, so the
-        # ids need not be contiguous).
-        cursor.execute(
-            """
-            CREATE TEMP TABLE bench_rank AS
-            SELECT row_number() OVER (ORDER BY id) AS rank, id FROM knowledge_entity
-            WHERE workspace_id = %s
-            """,
-            [workspace.pk],
-        )
-        cursor.execute("CREATE UNIQUE INDEX ON bench_rank (rank)")
-        cursor.execute("ANALYZE bench_rank")
+        rank_entities(cursor, workspace.pk)
         # A few percent more candidates than needed: duplicates of (source, target, type)
         # are dropped, then exactly `relations` are kept.
         cursor.execute(
