@@ -83,7 +83,27 @@ def source_progress(source: Source) -> Progress:
         label = f"{progress.documents_settled} of {_count(progress.documents, 'document')}"
         if source.is_crawl:
             label = f"{progress.pages_settled} of {_count(progress.pages, 'page')}, {label}"
+        if activity := activity_label(source):
+            label = f"{label} · {activity}"
     return Progress(done, total, label)
+
+
+_STAGE_WORDS = {"parsing": "Parsing", "embedding": "Embedding", "extracting": "Extracting"}
+
+
+def activity_label(source: Source) -> str:
+    """What the slice in flight is doing inside a document, in words ("Embedding 120 of
+    480 chunks of Guide.pdf"), or "" when nothing is reported (ingest/actions/activity.py)."""
+    activity = source.activity or {}
+    stage = _STAGE_WORDS.get(str(activity.get("stage", "")))
+    if not stage or not source.is_active:
+        return ""
+    text = stage
+    if activity.get("total"):
+        text += f" {activity.get('done', 0)} of {activity['total']} {activity.get('unit', '')}"
+    if activity.get("document"):
+        text += f"{' of' if activity.get('total') else ''} {activity['document']}"
+    return text.strip()
 
 
 def _count(number: int, noun: str) -> str:

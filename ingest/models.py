@@ -122,6 +122,13 @@ class Source(WorkspaceScopedModel):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When a slice of this source's work last started: sources take turns in that order
+    # (ingest/dispatch.py).
+    last_slice_at = models.DateTimeField(null=True, blank=True)
+    # What the slice in flight is doing, for live progress inside a document: stage,
+    # document, done and total of its unit (chunks, windows), and when (ingest/actions/
+    # activity.py). Empty when no slice runs.
+    activity = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

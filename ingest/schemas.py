@@ -93,6 +93,12 @@ class SourceOut(Schema):
         "documents: kept, never extracted or searched) and text_chars (the chunked text "
         "they are a share of); for crawls pages_*",
     )
+    activity: dict[str, Any] = Field(
+        default_factory=dict,
+        description="while it runs, what the slice in flight is doing inside a document: "
+        "stage (parsing | embedding | extracting), done and total of unit (chunks | "
+        "windows), document, at; {} when nothing is in flight",
+    )
     error: str
     warning: str
     known_only: bool

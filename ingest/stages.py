@@ -14,8 +14,10 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 
 from ingest import blobs, boilerplate
+from ingest.actions.activity import ActivityCounter, do_report_activity
 from ingest.actions.boilerplate import do_record_blocks
 from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_mark_duplicate
 from ingest.actions.embeddings import do_embed_chunks
@@ -59,6 +61,9 @@ def parse(*, document: Document) -> None:
 
 
 def _parse_own(document: Document) -> None:
+    do_report_activity(
+        source_id=document.source_id, stage="parsing", document=document.title or document.path
+    )
     data = blobs.read_blob(document.blob)
     parsed = parse_isolated(
         data, filename=document.path.rsplit("/", 1)[-1], limits=ParserLimits.from_settings()
@@ -178,13 +183,31 @@ def _embed_group(*, document_ids: list[int]) -> None:
     except EmbeddingUnavailable:
         return  # the embed stage of each document records why
     ready = Document.objects.filter(pk__in=document_ids, status=DocumentStatus.CHUNKED)
-    for workspace_id in set(ready.values_list("workspace_id", flat=True)):
-        do_embed_chunks(
-            chunks=Chunk.objects.filter(
-                document__in=ready.filter(workspace_id=workspace_id)
-            ).exclude(embedding_model=embedder.model_id),
+    for source_id, workspace_id in set(ready.values_list("source_id", "workspace_id")):
+        _embed_reporting(
+            Chunk.objects.filter(document__in=ready.filter(source_id=source_id)).exclude(
+                embedding_model=embedder.model_id
+            ),
+            source_id=source_id,
             workspace_id=workspace_id,
         )
+
+
+def _embed_reporting(
+    chunks: QuerySet[Chunk], *, source_id: int, workspace_id: int, document: str = ""
+) -> None:
+    """Embed `chunks`, reporting live how many of how many are done (ingest/actions/
+    activity.py)."""
+    total = chunks.count()
+    if not total:
+        return
+    do_embed_chunks(
+        chunks=chunks,
+        workspace_id=workspace_id,
+        on_progress=ActivityCounter(
+            source_id=source_id, stage="embedding", unit="chunks", total=total, document=document
+        ),
+    )
 
 
 @group_prepared(_embed_group)
@@ -207,11 +230,11 @@ def embed(*, document: Document) -> None:
             warning=warning
         )
     else:
-        do_embed_chunks(
-            chunks=Chunk.objects.filter(document=document).exclude(
-                embedding_model=embedder.model_id
-            ),
+        _embed_reporting(
+            Chunk.objects.filter(document=document).exclude(embedding_model=embedder.model_id),
+            source_id=document.source_id,
             workspace_id=document.workspace_id,
+            document=document.title or document.path,
         )
     document.status = DocumentStatus.EMBEDDED
     document.save(update_fields=["status", "updated_at"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.tasks import task
 
-from ingest.actions.crawl import do_run_crawl
-from ingest.actions.pipeline import do_process_document, do_process_documents
+from ingest.actions.pipeline import do_process_document
+from ingest.actions.slices import do_crawl_slice, do_process_slice
 from ingest.actions.sources import do_delete_source
 
 
@@ -15,8 +15,12 @@ def process_document(document_id: int) -> str:
 
 
 @task
-def process_documents(document_ids: list[int]) -> list[str]:
-    return do_process_documents(document_ids=document_ids)
+def process_documents(
+    document_ids: list[int], source_id: int | None = None, attempt: int = 0
+) -> list[str]:
+    """One slice of the documents' work; the rest is queued as a new task
+    (ingest/actions/slices.py)."""
+    return do_process_slice(document_ids=document_ids, source_id=source_id, attempt=attempt)
 
 
 @task
@@ -26,4 +30,5 @@ def delete_source(source_id: int) -> bool:
 
 @task
 def crawl_source(source_id: int) -> str:
-    return do_run_crawl(source_id=source_id)
+    """One slice of the crawl; the rest is queued as a new task."""
+    return do_crawl_slice(source_id=source_id)

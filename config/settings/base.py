@@ -149,6 +149,9 @@ TASKS = {
 # The worker writes a heartbeat this often; /api/v1/health calls it stale after the second.
 WORKER_HEARTBEAT_SECONDS = env_float("GRAPHLOOM_WORKER_HEARTBEAT_SECONDS", 5.0)
 WORKER_STALE_AFTER_SECONDS = env_float("GRAPHLOOM_WORKER_STALE_AFTER_SECONDS", 30.0)
+# On SIGTERM a worker waits this long for the task in flight to stop at a checkpoint and
+# queue its rest, then hands the task back itself; either way it exits 0 (system/worker.py).
+WORKER_STOP_GRACE_SECONDS = env_float("GRAPHLOOM_WORKER_STOP_GRACE_SECONDS", 8.0)
 # Counts the health report (/api/v1/health, `manage.py health`) adds from the apps above
 # `system`, which never imports them: dotted paths of functions returning {name: count},
 # loaded lazily like the pipeline stages, each given at most HEALTH_COUNT_TIMEOUT_SECONDS
@@ -163,6 +166,10 @@ HEALTH_COUNT_TIMEOUT_SECONDS = env_float("GRAPHLOOM_HEALTH_COUNT_TIMEOUT_SECONDS
 UPKEEP_LLM_REVIEW_EVERY = int(env_float("UPKEEP_LLM_REVIEW_EVERY", 3600))
 UPKEEP_COMMUNITIES_EVERY = int(env_float("UPKEEP_COMMUNITIES_EVERY", 900))
 UPKEEP_BACKFILL_EVERY = int(env_float("UPKEEP_BACKFILL_EVERY", 3600))
+UPKEEP_STRANDED_EVERY = int(env_float("UPKEEP_STRANDED_EVERY", 300))
+# A running source with waiting work, no task and no slice started for this many seconds
+# has its work queued again by the `stranded_work` job (ingest/upkeep.py).
+UPKEEP_STRANDED_AFTER = int(env_float("UPKEEP_STRANDED_AFTER", 300))
 UPKEEP_PRUNE_REPORT_EVERY = int(env_float("UPKEEP_PRUNE_REPORT_EVERY", 7 * 24 * 3600))
 # How often each worker looks for due jobs.
 UPKEEP_CHECK_SECONDS = env_float("GRAPHLOOM_UPKEEP_CHECK_SECONDS", 30.0)
@@ -190,6 +197,7 @@ UPKEEP_JOBS = {
     },
     "backfill": {"run": "knowledge.upkeep.backfill_entity_vectors", "every": UPKEEP_BACKFILL_EVERY},
     "prune_report": {"run": "knowledge.upkeep.prune_report", "every": UPKEEP_PRUNE_REPORT_EVERY},
+    "stranded_work": {"run": "ingest.upkeep.requeue_stranded_work", "every": UPKEEP_STRANDED_EVERY},
 }
 
 # --- Models and LLM (reported by /api/v1/health; used from the Ingestion issue on) --------
@@ -374,6 +382,14 @@ BOILERPLATE_MIN_DOCUMENTS = int(env_float("GRAPHLOOM_BOILERPLATE_MIN_DOCUMENTS",
 BOILERPLATE_MIN_CHARS = int(env_float("GRAPHLOOM_BOILERPLATE_MIN_CHARS", 25))
 # Documents per worker task: their chunks are embedded in one length-sorted call.
 INGEST_DOCUMENTS_PER_TASK = int(env_float("GRAPHLOOM_DOCUMENTS_PER_TASK", 16))
+# A worker task runs one slice of at most this many seconds of a group's work (stopping at
+# the next embedding batch or extraction window), then queues the rest behind the other
+# sources' work (system/slices.py, ingest/dispatch.py).
+INGEST_SLICE_SECONDS = env_float("GRAPHLOOM_SLICE_SECONDS", 10.0)
+# A slice that fails outright (not one document) is tried again after this many seconds
+# times its attempt, and its documents fail after this many attempts.
+INGEST_SLICE_RETRY_SECONDS = env_float("GRAPHLOOM_SLICE_RETRY_SECONDS", 30.0)
+INGEST_SLICE_ATTEMPTS = int(env_float("GRAPHLOOM_SLICE_ATTEMPTS", 3))
 # The pipeline each document goes through, in order, loaded lazily like middleware. The
 # ingest app never imports knowledge: its stages are named here.
 INGEST_PIPELINE_STAGES = [

@@ -39,7 +39,7 @@ from ingest.crawler.ratelimit import HostRateLimiter
 from ingest.crawler.robots import RobotsCache
 from ingest.crawler.sitemaps import parse_llms_txt, parse_sitemap
 from ingest.crawler.urls import in_scope, normalize_url, path_key
-from ingest.dispatch import document_groups, enqueue_documents
+from ingest.dispatch import document_groups, enqueue_crawl, enqueue_documents
 from ingest.models import (
     PENDING,
     STOPPED_STATUSES,
@@ -51,7 +51,7 @@ from ingest.models import (
     SourceKind,
     SourceStatus,
 )
-from system.enqueue import enqueue_on_commit
+from system import slices
 from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
 
@@ -218,7 +218,7 @@ def do_start_crawl(*, source: Source, enqueue: bool = True) -> Source:
             update_fields=["status", "stage", "error", "settings", "started_at", "finished_at"]
         )
         if enqueue:
-            enqueue_on_commit("ingest.tasks.crawl_source", source.pk)
+            enqueue_crawl(source)
     return source
 
 
@@ -386,6 +386,12 @@ def do_run_crawl(
             while True:
                 if _stopped(source.pk):
                     break
+                reason = slices.stop_reason()
+                if reason in {slices.BUDGET, slices.SHUTDOWN}:
+                    # The slice is over (system/slices.py): hand on what was fetched; the
+                    # frontier is in the database, so the next slice goes on from here.
+                    _flush_documents(crawl)
+                    raise slices.SliceInterrupted(reason)
                 batch = _claim(source, max(1, settings.CRAWL_CONCURRENCY))
                 if not batch:
                     if not _wait_for_deferred(source):

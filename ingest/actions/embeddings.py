@@ -6,26 +6,34 @@ from collections.abc import Callable
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
+from django.db.models.functions import Length
 
 from ingest.embeddings import get_embedder
 from ingest.models import Chunk
+from system import slices
 
 
 def do_embed_chunks(
     *,
     chunks: QuerySet[Chunk],
     workspace_id: int,
-    batch_size: int = 256,
+    batch_size: int = 32,
     on_progress: Callable[[int], object] | None = None,
 ) -> int:
     """Give every chunk of `chunks` a vector from the current model; returns how many were
     computed. A vector already stored for the same text in this workspace (same model) is
     copied instead of recomputed. Each batch commits on its own, so an interrupted run
-    keeps what it finished."""
+    keeps what it finished, and each is a checkpoint of the work slice (system/slices.py):
+    a cancel or a worker's stop waits for one batch (a few seconds) at most.
+
+    Chunks go in order of length: the model pads a batch to its longest text, so batches of
+    similar lengths cost what one big length-sorted call would, while staying short."""
     embedder = get_embedder()
     computed = 0
-    pending = list(chunks.only("id", "text", "content_hash").order_by("id"))
+    pending = list(chunks.only("id", "text", "content_hash").order_by(Length("text"), "id"))
     for start in range(0, len(pending), batch_size):
+        if start:
+            slices.checkpoint()
         batch = pending[start : start + batch_size]
         known = dict(
             Chunk.objects.filter(

@@ -22,6 +22,7 @@ import multiprocessing
 import resource
 import signal
 import threading
+import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 from ingest.parsers.base import ParsedDocument, ParseError, ParserLimits
 from ingest.parsers.detect import size_error
 from ingest.parsers.formats import parse
+from system import slices
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +39,8 @@ MB = 1024 * 1024
 # machine; this bounds the wait for a child that never gets ready, not the parsing.
 STARTUP_TIMEOUT_SECONDS = 60.0
 _STOP_GRACE_SECONDS = 2.0
+# How often a wait for the child looks whether the work was cancelled or the worker stops.
+_STOP_POLL_SECONDS = 0.5
 
 
 class IsolatedParser:
@@ -55,7 +59,7 @@ class IsolatedParser:
             conn = self._ready_connection()
             try:
                 conn.send((data, filename, limits))
-                if not conn.poll(limits.timeout_seconds):
+                if not self._wait_for_reply(conn, limits):
                     self._stop(kill=True)
                     raise ParseError(
                         f"Parsing took longer than {limits.timeout_seconds:g} s; the file is too "
@@ -66,6 +70,11 @@ class IsolatedParser:
             except (EOFError, OSError) as exc:
                 # The pipe closed: the child is dying; let it finish so its exit code is real.
                 exitcode = self._stop(kill=False)
+                if exitcode == -signal.SIGTERM and slices.active():
+                    # Not the file's fault: the machine is stopping the worker's processes.
+                    # The document goes back to the queue and the worker stops too.
+                    slices.request_shutdown()
+                    raise slices.SliceInterrupted(slices.SHUTDOWN) from exc
                 raise ParseError(_crash_message(exitcode, limits=limits)) from exc
             if kind == "exiting":
                 self._stop(kill=False)
@@ -74,6 +83,20 @@ class IsolatedParser:
         if isinstance(payload, ParseError):
             raise payload
         raise ParseError(f"The parser failed on this file ({payload}).")
+
+    def _wait_for_reply(self, conn: Connection, limits: ParserLimits) -> bool:
+        """Wait up to the time limit for the child's reply; False if none came. A cancelled
+        source or a stopping worker (system/slices.py) does not wait for a long parse: the
+        child is killed (it keeps nothing) and the document is parsed by a later slice."""
+        deadline = time.monotonic() + limits.timeout_seconds
+        while not conn.poll(min(_STOP_POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
+            reason = slices.stop_reason()
+            if reason in {slices.CANCELLED, slices.SHUTDOWN}:
+                self._stop(kill=True)
+                raise slices.SliceInterrupted(reason)
+            if time.monotonic() >= deadline:
+                return False
+        return True
 
     def shutdown(self) -> None:
         """Stop the child, if any; the next `parse` starts a new one."""

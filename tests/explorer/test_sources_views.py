@@ -92,6 +92,31 @@ def test_the_list_polls_while_a_source_runs_and_stops_once_all_are_finished(alic
     assert re.search(r'<progress max="1" value="1"', finished)
 
 
+def test_the_list_and_page_show_progress_inside_a_document_while_a_slice_runs(alice):
+    source = make_upload(alice, ("guide.md", MARKDOWN))
+    Source.objects.filter(pk=source.pk).update(
+        status="running",
+        activity={
+            "stage": "embedding",
+            "done": 128,
+            "total": 480,
+            "unit": "chunks",
+            "document": HOSTILE,
+            "at": "2026-11-28T01:00:00+00:00",
+        },
+    )
+    client = signed_in(alice)
+    for url in ("/?ws=acme", f"/sources/{source.pk}/?ws=acme"):
+        body = client.get(url).content.decode()
+        assert "Embedding 128 of 480 chunks of &lt;img src=x onerror=alert(1)&gt;" in body
+        assert HOSTILE not in body
+    api = client.get(f"/api/v1/workspaces/acme/sources/{source.pk}").json()
+    assert api["activity"]["stage"] == "embedding" and api["activity"]["total"] == 480
+    # Once the source is finished, an activity left behind is not shown.
+    Source.objects.filter(pk=source.pk).update(status="done")
+    assert "Embedding" not in client.get(f"/sources/{source.pk}/?ws=acme").content.decode()
+
+
 def test_the_list_polls_in_a_constant_number_of_queries(alice):
     client = signed_in(alice)
 

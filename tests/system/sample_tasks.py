@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from django.tasks import task
 
 from system.models import WorkerHeartbeat
@@ -11,3 +13,10 @@ from system.models import WorkerHeartbeat
 def mark_worker_seen(worker_id: str) -> int:
     """Idempotent: tags the heartbeat row of the worker that ran it, returns rows touched."""
     return WorkerHeartbeat.objects.filter(worker_id=worker_id).update(hostname="task-ran")
+
+
+@task
+def sleep_for(seconds: float) -> float:
+    """A task that is not sliced and runs long: what a worker's stop must hand back."""
+    time.sleep(seconds)
+    return seconds

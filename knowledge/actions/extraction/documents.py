@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
+from ingest.actions.activity import ActivityCounter
 from ingest.actions.pipeline import StageFailed
 from ingest.models import Document, DocumentStatus, Source
 from knowledge.actions.extraction.budget import add_counts, known_only, source_budget
@@ -134,8 +135,11 @@ def _extract_stage_documents(document_ids: list[int]) -> dict[int, str]:
     )
     if not documents:
         return {}
+    activity = _WindowActivity(documents)
     try:
-        report = do_extract_documents(documents=documents)
+        report = do_extract_documents(
+            documents=documents, progress=activity.finished, on_windows=activity.start
+        )
     except OfflineExtractorUnavailable as exc:
         # Like a missing embedding model: ingestion goes on, the graph waits, and the
         # source says why (`manage.py extract` fills it in once the model is back).
@@ -152,6 +156,30 @@ def _extract_stage_documents(document_ids: list[int]) -> dict[int, str]:
     ).update(status=DocumentStatus.EXTRACTED)
     _clear_recovered_failures({d.source_id for d in documents if d.pk not in errors})
     return errors
+
+
+class _WindowActivity:
+    """Live progress of the extract stage: windows extracted of the group's windows
+    (ingest/actions/activity.py), reported for the group's first source."""
+
+    def __init__(self, documents: list[Document]) -> None:
+        self.source_id = documents[0].source_id
+        self.document = documents[0].title or documents[0].path if len(documents) == 1 else ""
+        self.counter: ActivityCounter | None = None
+
+    def start(self, windows: int) -> None:
+        if self.counter is None:
+            self.counter = ActivityCounter(
+                source_id=self.source_id,
+                stage="extracting",
+                unit="windows",
+                total=windows,
+                document=self.document,
+            )
+
+    def finished(self, windows: int) -> None:
+        if self.counter is not None:
+            self.counter(windows)
 
 
 def _clear_recovered_failures(source_ids: set[int]) -> None:

@@ -37,6 +37,7 @@ from knowledge.models import (
     LlmCall,
     SourceExtraction,
 )
+from system import slices
 
 logger = logging.getLogger(__name__)
 
@@ -377,6 +378,8 @@ class _RunMaker:
             if self.stopped:
                 self.not_sent(queue[index:])
                 break
+            if index:
+                slices.checkpoint()  # each window's run is stored: a safe place to stop
             if index % 8 == 0 and _source_stopped(self.source.pk):
                 break
             may_send, reservation = self.reserve(window, len(queue) - index)
@@ -390,32 +393,41 @@ class _RunMaker:
 
     def run_threaded(self, queue: list[Window], idle: Callable[[EnsuredRuns], None] | None) -> None:
         """LLM_CONCURRENCY windows in flight; results recorded on this thread as they come,
-        `idle` called between them, a cancelled source noticed within ~2 s."""
+        `idle` called between them, a cancelled source noticed within ~2 s.
+
+        The end of a work slice (system/slices.py) sends nothing more and waits for the
+        windows in flight (paid for); a cancel or a worker's stop does not wait for them:
+        their threads are abandoned and their windows go to the next slice."""
         concurrency = max(1, settings.LLM_CONCURRENCY)
         in_flight: dict[Future[WindowOutcome], tuple[Window, str | None]] = {}
         position = 0
-        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm") as pool:
+        ending: str | None = None
+        pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm")
 
-            def fill() -> None:
-                nonlocal position
-                while len(in_flight) < concurrency and position < len(queue):
-                    if self.stopped or self.budget_hit:
-                        return
-                    window = queue[position]
-                    may_send, reservation = self.reserve(window, len(queue) - position)
-                    if not may_send:
-                        return
-                    position += 1
-                    future = pool.submit(self.extractor.extract, window.text, schema=self.schema)
-                    in_flight[future] = (window, reservation)
+        def fill() -> None:
+            nonlocal position
+            while len(in_flight) < concurrency and position < len(queue) and not ending:
+                if self.stopped or self.budget_hit:
+                    return
+                window = queue[position]
+                may_send, reservation = self.reserve(window, len(queue) - position)
+                if not may_send:
+                    return
+                position += 1
+                future = pool.submit(self.extractor.extract, window.text, schema=self.schema)
+                in_flight[future] = (window, reservation)
 
+        try:
             fill()
             checked = time.monotonic()
             while in_flight:
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                done, _ = wait(list(in_flight), timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in done:
                     window, reservation = in_flight.pop(future)
                     self.finish(window, future.result(), reservation)
+                ending = ending or slices.stop_reason()
+                if ending in {slices.CANCELLED, slices.SHUTDOWN}:
+                    raise slices.SliceInterrupted(ending)
                 if time.monotonic() - checked > 2:
                     checked = time.monotonic()
                     if _source_stopped(self.source.pk):
@@ -423,6 +435,10 @@ class _RunMaker:
                 fill()
                 if idle and in_flight:
                     idle(self.ensured)
+        finally:
+            pool.shutdown(wait=ending is None, cancel_futures=True)
+        if ending is not None and position < len(queue):
+            raise slices.SliceInterrupted(ending)
         if self.stopped:
             self.not_sent(queue[position:])
 

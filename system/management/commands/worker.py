@@ -1,8 +1,10 @@
-"""`manage.py worker`: django-tasks-db's db_worker plus a heartbeat the app can read, and the
+"""`manage.py worker`: django-tasks-db's db_worker with a heartbeat the app can read, the
 scheduler that queues the upkeep jobs when due (system/scheduler.py; off with
-GRAPHLOOM_UPKEEP_CHECK_SECONDS=0).
+GRAPHLOOM_UPKEEP_CHECK_SECONDS=0), and a stop that hands the task in flight back to the
+queue and exits 0 within WORKER_STOP_GRACE_SECONDS (system/worker.py).
 
 All of db_worker's options apply (--queue-name, --interval, --batch, --max-tasks, ...).
+With --reload (development) the library's own loop runs.
 """
 
 from __future__ import annotations
@@ -11,19 +13,21 @@ import os
 from typing import Any
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands import db_worker
 
 from system.heartbeat import HeartbeatThread
 from system.scheduler import UpkeepThread
+from system.worker import HandingBackWorker, exit_now
 
 
 class Command(db_worker.Command):
     help = "Run the background task worker (django-tasks-db) with a liveness heartbeat."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        reloading_parent = options["reload"] and os.environ.get(DJANGO_AUTORELOAD_ENV) != "true"
-        if reloading_parent:
+        reloading = options["reload"] and not options["batch"]
+        if reloading and os.environ.get(DJANGO_AUTORELOAD_ENV) != "true":
             # The autoreloader's parent only watches files; its child does the work and beats.
             super().handle(*args, **options)
             return
@@ -37,9 +41,39 @@ class Command(db_worker.Command):
                 worker_id=options["worker_id"], interval=settings.UPKEEP_CHECK_SECONDS
             )
             upkeep.start()
+        worker = None
         try:
-            super().handle(*args, **options)
+            if reloading:
+                super().handle(*args, **options)
+            else:
+                worker = self.build_worker(options)
+                worker.configure_signals()
+                worker.run()
+        except SystemExit as stop:
+            if stop.code not in (0, None):
+                raise
         finally:
             if upkeep is not None:
                 upkeep.stop()
             heartbeat.stop()
+        if worker is not None and worker.signalled:
+            # Threads a stopped slice abandoned (an LLM call in flight) must not hold the exit.
+            exit_now()
+
+    def build_worker(self, options: dict[str, Any]) -> HandingBackWorker:
+        self.configure_logging(options["verbosity"])
+        queue_names = options["queue_name"].split(",")
+        excluded = options["exclude_queues"].split(",") if options["exclude_queues"] else []
+        if excluded and "*" not in queue_names:
+            raise CommandError("--exclude-queues can only be used with --queue-name=*")
+        return HandingBackWorker(
+            stop_grace=settings.WORKER_STOP_GRACE_SECONDS,
+            queue_names=queue_names,
+            interval=options["interval"],
+            batch=options["batch"],
+            backend_name=options["backend_name"],
+            startup_delay=options["startup_delay"],
+            max_tasks=options["max_tasks"],
+            worker_id=options["worker_id"],
+            excluded_queue_names=excluded,
+        )
