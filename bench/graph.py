@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/graph.py [--entities 100000] [--relations 1000000] [--queries 200]
                                     [--limit 500] [--seed 1] [--drop] [--settle 900]
+                                    [--rounds 1]
 
 A synthetic workspace graph is loaded set-based (INSERT ... SELECT generate_series): power-law
 out-degrees (a handful of hubs with thousands of relations, half the entities with a few),
@@ -12,12 +13,15 @@ baseline, and the same random queries run on both: neighbourhoods of 2 and 3 hop
 one seed with `--limit` nodes (the contract's semantics on both sides: nearest first, a cut
 level keeps its highest-degree nodes, the edges among the nodes), and shortest paths
 between random pairs with max_hops 4, 5, 6 (bidirectional BFS on both sides). Reported:
-p50/p95 per query in ms, the ratio Postgres / networkx, and how many answers were the same
-(a correctness check at scale). Hubs and stats are timed once.
-Before measuring, the tables are VACUUMed: traversal reads covering indexes, which answer
-without the table only on all-visible pages. A transaction left open in the database by
-another process keeps VACUUM from marking them, so the script retries for up to `--settle`
-seconds and reports the all-visible share it got.
+p50/p95 per query in ms, the ratio Postgres / networkx, how many answers were the same (a
+correctness check at scale) and, when the server runs on this machine, the median CPU time the
+server process spent per query (on a shared machine wall-clock times swing with the other
+work, CPU time hardly). `--rounds N` runs the same queries N times and summarises each figure
+as its median over the rounds. Hubs and stats are timed once.
+Before measuring, the tables are VACUUMed: traversal reads covering indexes (the relation
+indexes, `entity_active_walk`), which answer without the table only on all-visible pages. A
+transaction left open in the database by another process keeps VACUUM from marking them, so
+the script retries for up to `--settle` seconds and reports the all-visible shares it got.
 Uses its own database (`graphloom_bench`) on the embedded server.
 """
 

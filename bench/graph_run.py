@@ -128,23 +128,28 @@ def load_graph(workspace: Workspace, *, entities: int, relations: int, seed: int
 
 def settle(*, wait: float) -> dict[str, Any]:
     """VACUUM (ANALYZE) the graph tables, as autovacuum would after a bulk load: statistics,
-    and the visibility map that lets traversal answer from the covering indexes alone. A
+    and the visibility map that lets traversal answer from the covering indexes alone (the
+    relation indexes for each hop, `entity_active_walk` for each candidate's degree). A
     transaction left open in this database by another process (another benchmark) keeps
     VACUUM from marking pages all-visible; then try again for up to `wait` seconds. Returns
-    the share of relation pages all-visible, which the figures depend on."""
+    the share of relation and entity pages all-visible, which the figures depend on."""
     started = time.perf_counter()
     while True:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM (ANALYZE) knowledge_entity")
             cursor.execute("VACUUM (ANALYZE) knowledge_relation")
             cursor.execute(
-                "SELECT relallvisible::float / greatest(relpages, 1) FROM pg_class "
-                "WHERE relname = 'knowledge_relation'"
+                "SELECT relname, relallvisible::float / greatest(relpages, 1) FROM pg_class "
+                "WHERE relname IN ('knowledge_relation', 'knowledge_entity')"
             )
-            visible = float(cursor.fetchone()[0])
+            visible = {name: float(share) for name, share in cursor.fetchall()}
         waited = time.perf_counter() - started
-        if visible >= 0.95 or waited >= wait:
-            return {"relation_pages_all_visible": round(visible, 3), "waited_s": round(waited)}
+        if min(visible.values()) >= 0.95 or waited >= wait:
+            return {
+                "relation_pages_all_visible": round(visible["knowledge_relation"], 3),
+                "entity_pages_all_visible": round(visible["knowledge_entity"], 3),
+                "waited_s": round(waited),
+            }
         time.sleep(20)
 
 
@@ -241,6 +246,36 @@ def timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, flo
     return result, (time.perf_counter() - started) * 1000
 
 
+class ServerCpu:
+    """CPU time the connection's server process spent, read from /proc/<pid>/schedstat: on a
+    shared machine wall-clock times of the same query vary 2-3x with the other work, the
+    CPU it costs hardly. Available only when the server runs on this machine (the embedded
+    one) and its process can be read; else `read()` is None and the figure is left out."""
+
+    def __init__(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            self.path = f"/proc/{cursor.fetchone()[0]}/schedstat"
+        self.available = self.read() is not None
+
+    def read(self) -> float | None:
+        try:
+            with open(self.path) as stat:
+                return int(stat.read().split()[0]) / 1e6
+        except (OSError, ValueError, IndexError):
+            return None
+
+
+def timed_pg(
+    cpu: ServerCpu, call: Callable[..., Any], **kwargs: Any
+) -> tuple[Any, float, float | None]:
+    """One backend call: its result, wall-clock ms, and the server's CPU ms (or None)."""
+    before = cpu.read() if cpu.available else None
+    result, elapsed = timed(call, **kwargs)
+    after = cpu.read() if before is not None else None
+    return result, elapsed, None if before is None or after is None else after - before
+
+
 def percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     return {
@@ -251,9 +286,16 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def compare(
-    name: str, pg_ms: list[float], nx_ms: list[float], agree: int, extra: dict[str, Any]
+    name: str,
+    pg_ms: list[float],
+    nx_ms: list[float],
+    agree: int,
+    extra: dict[str, Any],
+    cpu_ms: list[float] | None = None,
 ) -> dict[str, Any]:
     pg, base = percentiles(pg_ms), percentiles(nx_ms)
+    if cpu_ms:
+        pg["server_cpu_p50_ms"] = round(statistics.median(cpu_ms), 2)
     return {
         "query": name,
         "queries": len(pg_ms),
@@ -268,6 +310,7 @@ def compare(
 
 def bench_neighborhood(
     backend: PostgresGraphBackend,
+    cpu: ServerCpu,
     workspace: Workspace,
     graph: nx.Graph,
     degree: dict[int, int],
@@ -277,14 +320,22 @@ def bench_neighborhood(
     limit: int,
 ) -> dict[str, Any]:
     pg_ms: list[float] = []
+    cpu_ms: list[float] = []
     nx_ms: list[float] = []
     agree = truncated = 0
     sizes: list[int] = []
     for seed in seeds:
-        result, elapsed = timed(
-            backend.neighborhood, workspace_id=workspace.pk, seeds=[seed], hops=hops, limit=limit
+        result, elapsed, used = timed_pg(
+            cpu,
+            backend.neighborhood,
+            workspace_id=workspace.pk,
+            seeds=[seed],
+            hops=hops,
+            limit=limit,
         )
         pg_ms.append(elapsed)
+        if used is not None:
+            cpu_ms.append(used)
         (depth, edges, cut), elapsed = timed(
             nx_neighborhood, graph, degree, seed, hops=hops, limit=limit
         )
@@ -301,21 +352,25 @@ def bench_neighborhood(
         nx_ms,
         agree,
         {"truncated": truncated, "mean_nodes": round(statistics.fmean(sizes), 1)},
+        cpu_ms,
     )
 
 
 def bench_paths(
     backend: PostgresGraphBackend,
+    cpu: ServerCpu,
     workspace: Workspace,
     graph: nx.Graph,
     pairs: list[tuple[int, int, int]],
 ) -> dict[str, Any]:
     pg_ms: list[float] = []
+    cpu_ms: list[float] = []
     nx_ms: list[float] = []
     agree = found = 0
     lengths: list[int] = []
     for source, target, max_hops in pairs:
-        result, elapsed = timed(
+        result, elapsed, used = timed_pg(
+            cpu,
             backend.shortest_path,
             workspace_id=workspace.pk,
             source=source,
@@ -323,6 +378,8 @@ def bench_paths(
             max_hops=max_hops,
         )
         pg_ms.append(elapsed)
+        if used is not None:
+            cpu_ms.append(used)
         path, elapsed = timed(nx_path, graph, source, target, max_hops=max_hops)
         nx_ms.append(elapsed)
         assert result is None or isinstance(result, PathResult)
@@ -341,7 +398,26 @@ def bench_paths(
             "found": found,
             "mean_length": round(statistics.fmean(lengths), 2) if lengths else None,
         },
+        cpu_ms,
     )
+
+
+def summary(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per query, the median over rounds of each figure (one round: its figures), and
+    whether every answer of every round was networkx's."""
+    out = []
+    for runs in zip(*rounds, strict=True):
+        row: dict[str, Any] = {"query": runs[0]["query"], "rounds": len(runs)}
+        for side in ("postgres", "networkx"):
+            for figure in ("p50_ms", "p95_ms", "server_cpu_p50_ms"):
+                values = [r[side][figure] for r in runs if figure in r[side]]
+                if values:
+                    row[f"{side}_{figure}"] = round(statistics.median(values), 2)
+        if row.get("networkx_p50_ms"):
+            row["ratio_p50"] = round(row["postgres_p50_ms"] / row["networkx_p50_ms"], 2)
+        row["same"] = all(r["same_answer"].split("/")[0] == str(r["queries"]) for r in runs)
+        out.append(row)
+    return out
 
 
 def main() -> None:
@@ -354,6 +430,12 @@ def main() -> None:
     parser.add_argument("--drop", action="store_true", help="delete the bench graph afterwards")
     parser.add_argument(
         "--settle", type=float, default=900, help="seconds to wait for VACUUM to take"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run the same queries this many times; the summary gives the median of each figure",
     )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
@@ -380,6 +462,7 @@ def main() -> None:
         flush=True,
     )
     backend = PostgresGraphBackend("bench", {})
+    cpu = ServerCpu()
     rng = random.Random(args.seed)
     ids = sorted(degree)
     seeds = [rng.choice(ids) for _ in range(args.queries)]
@@ -387,17 +470,20 @@ def main() -> None:
     for seed in rng.sample(ids, 10):
         backend.neighborhood(workspace_id=workspace.pk, seeds=[seed], hops=2, limit=args.limit)
         nx_neighborhood(graph, degree, seed, hops=2, limit=args.limit)
-    results = []
-    for hops in (2, 3):
-        results.append(
-            bench_neighborhood(
-                backend, workspace, graph, degree, seeds, hops=hops, limit=args.limit
-            )
-        )
-        print(json.dumps(results[-1]), flush=True)
     pairs = [(rng.choice(ids), rng.choice(ids), 4 + i % 3) for i in range(args.queries)]
-    results.append(bench_paths(backend, workspace, graph, pairs))
-    print(json.dumps(results[-1]), flush=True)
+    rounds: list[list[dict[str, Any]]] = []
+    for number in range(1, args.rounds + 1):
+        results = []
+        for hops in (2, 3):
+            results.append(
+                bench_neighborhood(
+                    backend, cpu, workspace, graph, degree, seeds, hops=hops, limit=args.limit
+                )
+            )
+            print(json.dumps({"round": number, **results[-1]}), flush=True)
+        results.append(bench_paths(backend, cpu, workspace, graph, pairs))
+        print(json.dumps({"round": number, **results[-1]}), flush=True)
+        rounds.append(results)
     _, hubs_ms = timed(backend.hubs, workspace_id=workspace.pk, limit=20)
     _, stats_ms = timed(backend.stats, workspace_id=workspace.pk)
     print(
@@ -405,10 +491,7 @@ def main() -> None:
             {
                 "once": {"hubs_ms": round(hubs_ms, 1), "stats_ms": round(stats_ms, 1)},
                 "machine": {"loadavg_at_end": os.getloadavg()},
-                "summary": [
-                    {"query": r["query"], "ratio_p50": r["ratio_p50"], "same": r["same_answer"]}
-                    for r in results
-                ],
+                "summary": summary(rounds),
             }
         ),
         flush=True,
