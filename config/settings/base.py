@@ -317,6 +317,15 @@ RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 0.4)
 RETRIEVAL_GRAPH_HOPS = int(env_float("RETRIEVAL_GRAPH_HOPS", 1))
 # Candidates each signal contributes before fusion.
 RETRIEVAL_CANDIDATES = int(env_float("RETRIEVAL_CANDIDATES", 50))
+# Vector search in a database many workspaces share (the chunk and entity signals, and
+# consolidation's nearest name): a workspace with at most VECTOR_EXACT_MAX_ROWS chunks
+# (active entities; of the type, for names) is compared exactly, a larger one walks the
+# shared HNSW index (reading at most VECTOR_MAX_SCAN_TUPLES vectors, then exactly if that
+# found too few). Measured at 1M chunks / 200k names in 50 workspaces
+# (bench/vector_recall.py): walked for a workspace that is a small share of the database,
+# the shared index misses many of its nearest rows; 10k rows compare in ~20-50 ms.
+VECTOR_EXACT_MAX_ROWS = int(env_float("VECTOR_EXACT_MAX_ROWS", 10000))
+VECTOR_MAX_SCAN_TUPLES = int(env_float("VECTOR_MAX_SCAN_TUPLES", 20000))
 # Entity-coverage reranking of a search with the graph (knowledge/retrieval/rerank.py): the
 # first DEPTH fused chunks reordered by score / best score + MENTION_WEIGHT * (share of the
 # query's recognised entities, specificity-weighted, the chunk mentions) + TITLE_WEIGHT *

@@ -9,8 +9,10 @@ recognition and graph (saying so in its warnings).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from ingest.embeddings import EmbeddingUnavailable, get_embedder
@@ -32,6 +34,12 @@ def embed_query(text: str, warnings: list[str]) -> QueryVector | None:
         return None
     return QueryVector(model=embedder.model_id, values=embedder.encode([text])[0])
 
+
+# The candidate list of an HNSW walk (pgvector's default is 40). At 1M chunks / 200k names
+# in 50 workspaces (bench/vector_recall.py) 100 found the big tenant's nearest names far
+# more often (entity search recall@10 0.94 -> 1.0, consolidation's nearest name 0.88 ->
+# 0.99) for ~2 ms more; chunk recall hardly moved.
+EF_SEARCH = 100
 
 _iterative_scan: dict[str, bool] = {}
 
@@ -57,51 +65,108 @@ def vector_signals(
     type_ids: list[int] | None,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """(chunk id, cosine similarity) and (entity id, similarity), closest first; at most
-    `candidates` chunks and ENTITY_LIMIT entities.
+    `candidates` chunks and ENTITY_LIMIT entities, the same as an exact search finds.
 
-    Both ORDER BY the exact expression of the partial HNSW indexes (the dimension is a
-    literal, so the planner can match `embedding_dim = 384` to the index predicate)."""
+    The HNSW indexes are shared by every workspace and know nothing of them: a walk goes
+    through the nearest vectors of the whole database and drops the other workspaces'
+    rows. The planner reads a small workspace's rows instead (exact), but from a few
+    thousand rows on it walks, and a walk finds the rows it passes, not the nearest: at 1M
+    chunks / 200k names in 50 workspaces (bench/vector_recall.py) a workspace of 4,000
+    names got 58% of its true nearest for questions other tenants write much about. So a
+    workspace with at most VECTOR_EXACT_MAX_ROWS rows is compared exactly (its own rows,
+    through the workspace index), a larger one walks the index (iterative scan) and is
+    compared exactly after all when the walk comes back short (its rows few or far)."""
     dim = vector.dimension
     if not 0 < dim <= 16000:
         return [], []
     literal = "[" + ",".join(repr(float(v)) for v in vector.values) + "]"
-    chunk_params: list[Any] = [literal, workspace_id, vector.model]
-    chunk_sql = (
-        # The dimension is an int, the alias ours; values are parameters.
-        f"SELECT c.id, (c.embedding::vector({dim})) <=> %s::vector({dim}) AS distance "  # noqa: S608
-        f"FROM ingest_chunk c WHERE c.embedding_dim = {dim} AND c.workspace_id = %s "
-        # Boilerplate (menus, footers: ingest/boilerplate.py) is never an answer.
-        f"AND c.embedding_model = %s AND NOT c.boilerplate"
-    )
-    chunk_sql += scope_clause("c", scope, chunk_params)
-    chunk_sql += " ORDER BY distance LIMIT %s"
-    chunk_params.append(candidates)
-    entity_params: list[Any] = [literal, workspace_id, vector.model]
-    entity_sql = (
-        f"SELECT e.id, (e.embedding::vector({dim})) <=> %s::vector({dim}) AS distance "  # noqa: S608
-        f"FROM knowledge_entity e WHERE e.embedding_dim = {dim} AND e.state = 'active' "
-        f"AND e.workspace_id = %s AND e.embedding_model = %s"
-    )
-    if type_ids is not None:
-        entity_sql += " AND e.type_id = ANY(%s)"
-        entity_params.append(type_ids)
-    entity_sql += " ORDER BY distance LIMIT %s"
-    entity_params.append(min(candidates, ENTITY_LIMIT))
+    entity_limit = min(candidates, ENTITY_LIMIT)
+
+    def chunk_sql(exact: bool) -> tuple[str, list[Any]]:
+        params: list[Any] = [literal, workspace_id, vector.model]
+        sql = (
+            # The dimension is an int, the alias ours; values are parameters.
+            f"SELECT c.id, {_column('c', dim, exact)} <=> %s::vector({dim}) AS distance "  # noqa: S608
+            f"FROM ingest_chunk c WHERE c.embedding_dim = {dim} AND c.workspace_id = %s "
+            # Boilerplate (menus, footers: ingest/boilerplate.py) is never an answer.
+            f"AND c.embedding_model = %s AND NOT c.boilerplate"
+        )
+        sql += scope_clause("c", scope, params)
+        params.append(candidates)
+        return sql + " ORDER BY distance LIMIT %s", params
+
+    def entity_sql(exact: bool) -> tuple[str, list[Any]]:
+        params: list[Any] = [literal, workspace_id, vector.model]
+        sql = (
+            f"SELECT e.id, {_column('e', dim, exact)} <=> %s::vector({dim}) AS distance "  # noqa: S608
+            f"FROM knowledge_entity e WHERE e.embedding_dim = {dim} AND e.state = 'active' "
+            f"AND e.workspace_id = %s AND e.embedding_model = %s"
+        )
+        if type_ids is not None:
+            sql += " AND e.type_id = ANY(%s)"
+            params.append(type_ids)
+        params.append(entity_limit)
+        return sql + " ORDER BY distance LIMIT %s", params
+
     with transaction.atomic(), connection.cursor() as cursor:
-        # pgvector >= 0.8 walks on (iterative scan) until LIMIT rows passed the filters,
-        # with the default ef_search (40): measured at 100k chunks, raising it only costs
-        # time. Older versions return at most ef_search rows: raise it to the candidates.
-        # Either setting lasts until the end of this transaction.
-        if _supports_iterative_scan():
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-        else:
-            ef_search = str(min(1000, max(40, candidates)))
-            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [ef_search])
-        cursor.execute(chunk_sql, chunk_params)
-        chunk_rows = cursor.fetchall()
-        cursor.execute(entity_sql, entity_params)
-        entity_rows = cursor.fetchall()
+        few_chunks, few_entities = _prepare(cursor, workspace_id, candidates)
+        chunk_rows = _nearest(cursor, chunk_sql, candidates, exact=few_chunks)
+        entity_rows = _nearest(cursor, entity_sql, entity_limit, exact=few_entities)
     return _ranked(chunk_rows), _ranked(entity_rows)
+
+
+def _column(alias: str, dim: int, exact: bool) -> str:
+    """The vector as the partial HNSW index reads it (the ORDER BY then walks the index),
+    or the bare column, which no index serves: the same distances, compared exactly."""
+    return f"{alias}.embedding" if exact else f"({alias}.embedding::vector({dim}))"
+
+
+def _prepare(cursor: Any, workspace_id: int, candidates: int) -> tuple[bool, bool]:
+    """Set up this transaction's index walks, and tell whether the workspace's chunks and
+    its active entities are few enough (VECTOR_EXACT_MAX_ROWS) to be compared exactly: one
+    statement, the rows counted on the workspace's b-trees and no further than the bound
+    (every row of the workspace, whatever its model: an upper bound of what is compared).
+
+    pgvector >= 0.8 walks on (iterative scan) until LIMIT rows passed the filters or
+    VECTOR_MAX_SCAN_TUPLES were read; older versions return at most ef_search rows, so it
+    is raised to the candidates. Either way a short answer is redone exactly. ef_search is
+    at least EF_SEARCH."""
+    bound = settings.VECTOR_EXACT_MAX_ROWS
+    ef_search = str(min(1000, max(EF_SEARCH, candidates)))
+    if _supports_iterative_scan():
+        walk = (
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.max_scan_tuples', %s, true), set_config('hnsw.ef_search', %s, true)"
+        )
+        params: list[Any] = [str(settings.VECTOR_MAX_SCAN_TUPLES), ef_search]
+    else:
+        walk = "set_config('hnsw.ef_search', %s, true)"
+        params = [ef_search]
+    cursor.execute(
+        f"SELECT {walk}, "  # noqa: S608 (our SQL; values are parameters)
+        "(SELECT count(*) FROM (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
+        "LIMIT %s) AS c), "
+        "(SELECT count(*) FROM (SELECT 1 FROM knowledge_entity WHERE workspace_id = %s "
+        "AND state = 'active' LIMIT %s) AS e)",
+        [*params, workspace_id, bound + 1, workspace_id, bound + 1],
+    )
+    row = cursor.fetchone()
+    return int(row[-2]) <= bound, int(row[-1]) <= bound
+
+
+def _nearest(
+    cursor: Any, sql: Callable[[bool], tuple[str, list[Any]]], limit: int, *, exact: bool
+) -> list[tuple[int, float]]:
+    """The rows of `sql(exact)`: exactly when asked, else from the index, and exactly
+    after all when the index's walk found fewer than `limit` (it stops at
+    VECTOR_MAX_SCAN_TUPLES: the workspace's rows are then few, filtered out or far)."""
+    if not exact:
+        cursor.execute(*sql(False))
+        rows: list[tuple[int, float]] = cursor.fetchall()
+        if len(rows) >= limit:
+            return rows
+    cursor.execute(*sql(True))
+    return cursor.fetchall()
 
 
 def _ranked(rows: list[tuple[int, float]]) -> list[tuple[int, float]]:
