@@ -32,7 +32,7 @@ from knowledge.models import (
 )
 from workspaces.actions.tokens import do_create_api_token
 from workspaces.actions.workspaces import do_create_user, do_create_workspace, do_set_membership
-from workspaces.models import Workspace
+from workspaces.models import Membership, Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCABULARY = [
@@ -52,10 +52,31 @@ def _name(rng: random.Random) -> str:
     return f"{first} {last}"
 
 
-def seed(*, entities: int, chunks: int, rng: random.Random) -> tuple[Workspace, list[int], str]:
+def _slug(entities: int, chunks: int) -> str:
+    return f"bench-load-{entities}-{chunks}"
+
+
+def reuse(*, entities: int, chunks: int) -> tuple[Workspace, list[int], str] | None:
+    """The workspace a `--keep` run of this size left, its entity ids, and a new bearer
+    token for its editor; None when there is none."""
+    workspace = Workspace.objects.filter(slug=_slug(entities, chunks)).first()
+    if workspace is None:
+        return None
+    membership = Membership.objects.for_workspace(workspace).select_related("user").first()
+    if membership is None:
+        return None
+    token = do_create_api_token(workspace=workspace, user=membership.user, name="load")
+    ids = list(Entity.objects.for_workspace(workspace).order_by("pk").values_list("pk", flat=True))
+    return workspace, ids, token.plaintext
+
+
+def seed(
+    *, entities: int, chunks: int, rng: random.Random, keep: bool = False
+) -> tuple[Workspace, list[int], str]:
     """A workspace with a synthetic graph and corpus; returns it, its entity ids, and a
-    bearer token for an editor in it."""
-    workspace = do_create_workspace(slug=f"bench-load-{time.time_ns()}")
+    bearer token for an editor in it. A kept one has a fixed slug (see `reuse`)."""
+    slug = _slug(entities, chunks) if keep else f"bench-load-{time.time_ns()}"
+    workspace = do_create_workspace(slug=slug)
     do_ensure_default_schema(workspace=workspace)
     user = do_create_user(username=f"load-{time.time_ns()}")
     do_set_membership(workspace=workspace, username=user.username, role="editor")
@@ -150,7 +171,8 @@ def start_server(*, port: int, workers: int, threads: int) -> subprocess.Popen[b
         "DJANGO_SECRET_KEY": "bench-only-not-secret-" + "x" * 40,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "GRAPHLOOM_SSL_REDIRECT": "0",
-        "GRAPHLOOM_DB_NAME": "graphloom_bench",
+        # The bench's own database (bench/bootstrap.py sets it).
+        "GRAPHLOOM_DB_NAME": os.environ["GRAPHLOOM_DB_NAME"],
     }
     return subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
@@ -158,6 +180,31 @@ def start_server(*, port: int, workers: int, threads: int) -> subprocess.Popen[b
          "--timeout", "120", "--log-level", "warning"],
         cwd=ROOT, env=env, start_new_session=True,
     )  # fmt: skip
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _server_processes(server: subprocess.Popen[bytes]) -> list[int]:
+    """The gunicorn workers and the database backends of this database that are not this
+    process's own connection: what serves the requests. Linux only (/proc); the backends
+    only when the database runs on this machine (the embedded server)."""
+    workers = subprocess.run(
+        ["pgrep", "-P", str(server.pid)], capture_output=True, text=True, check=False
+    ).stdout.split()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+        )
+        backends = [row[0] for row in cursor.fetchall()]
+    return [int(pid) for pid in workers] + backends
 
 
 def run_clients(
@@ -235,11 +282,16 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=20000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--keep", action="store_true", help="leave the workspace for --reuse")
+    parser.add_argument("--reuse", action="store_true", help="use a workspace left by --keep")
     args = parser.parse_args()
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    workspace, ids, token = seed(entities=args.entities, chunks=args.chunks, rng=random.Random(7))
+    found = reuse(entities=args.entities, chunks=args.chunks) if args.reuse else None
+    workspace, ids, token = found or seed(
+        entities=args.entities, chunks=args.chunks, rng=random.Random(7), keep=args.keep
+    )
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     server = start_server(port=port, workers=args.workers, threads=args.threads)
@@ -252,10 +304,16 @@ def main() -> None:
                 time.sleep(0.5)
         # Warm-up: every worker loads the embedding model and opens its connections.
         run_clients(base=base, slug=workspace.slug, token=token, ids=ids, clients=8, seconds=10)
+        # The CPU the server spends per request: unlike requests/s, it hardly moves when
+        # other work shares the machine (requests/s ~ cores / CPU per request when idle).
+        serving = _server_processes(server)
+        cpu_before = {pid: _cpu_seconds(pid) for pid in serving}
         rows = run_clients(
             base=base, slug=workspace.slug, token=token, ids=ids,
             clients=args.clients, seconds=args.seconds,
         )  # fmt: skip
+        serving += [pid for pid in _server_processes(server) if pid not in cpu_before]
+        cpu_spent = sum(_cpu_seconds(pid) - cpu_before.get(pid, 0.0) for pid in serving)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -269,6 +327,8 @@ def main() -> None:
         "graph": {"entities": args.entities, "relations": args.entities * 4,
                   "chunks": args.chunks},
         "overall": _summary(rows, args.seconds),
+        # Gunicorn workers and their database backends (see _server_processes).
+        "server_cpu_ms_per_request": round(cpu_spent * 1000 / max(1, len(rows)), 1),
         "by_operation": {
             op: _summary([r for r in rows if r[0] == op], args.seconds)
             for op in ("search", "neighborhood", "entity")
@@ -276,4 +336,5 @@ def main() -> None:
         "statuses": statuses,
     }  # fmt: skip
     print(json.dumps(report, indent=2), flush=True)
-    drop_workspace(workspace)
+    if not args.keep:
+        drop_workspace(workspace)

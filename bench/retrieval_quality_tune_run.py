@@ -30,8 +30,8 @@ from knowledge.retrieval.evaluation import (
 )
 from knowledge.retrieval.fusion import fuse_chunks
 from knowledge.retrieval.limits import MAX_LIMIT
+from knowledge.retrieval.query_embedding import embed_query
 from knowledge.retrieval.rerank import Coverage, RerankSettings, rerank
-from knowledge.retrieval.signals.vector import embed_query
 from knowledge.retrieval.types import ChunkSignals, Recognised
 from workspaces.models import Workspace
 

@@ -16,7 +16,8 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -90,10 +91,14 @@ class Embedder:
     texts_encoded: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+    def encode(self, texts: Sequence[str], *, threads: int | None = None) -> list[list[float]]:
+        """Unit vectors of `texts`. `threads` caps torch's intra-op threads for this call
+        only: a search's query is one short text, which a second thread cannot speed up
+        but which waits for it whenever the cores are busy (bench/load.py measured 40 ms
+        on one thread against 700 ms on two on a loaded 2-core machine)."""
         if not texts:
             return []
-        with self._lock:
+        with self._lock, _torch_threads(threads):
             vectors = self._model.encode(
                 list(texts),
                 batch_size=settings.EMBEDDING_BATCH_SIZE,
@@ -108,6 +113,26 @@ class Embedder:
     def chunk_token_budget(self) -> int:
         """Content tokens per chunk that fit the model with its [CLS] and [SEP] tokens."""
         return self.max_seq_length - 2
+
+
+@contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to `threads` for the block (callers hold the
+    embedder's lock, the process's only torch user), then put back."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    if threads == before:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _resolve_model(name: str) -> tuple[str, Path | None, str | None]:

@@ -339,6 +339,10 @@ RETRIEVAL_RERANK_TITLE_WEIGHT = env_float("RETRIEVAL_RERANK_TITLE_WEIGHT", 0.05)
 # keyword stage alongside its vector and graph stages, and write access counts after the
 # answer; 0 runs everything in the request's thread.
 RETRIEVAL_THREADS = int(env_float("RETRIEVAL_THREADS", 2))
+# Query vectors each web process remembers (LRU, by model and query text), so a search
+# asked again skips the embedding model; 0 turns the cache off
+# (knowledge/retrieval/query_embedding.py).
+RETRIEVAL_QUERY_CACHE_SIZE = int(env_float("RETRIEVAL_QUERY_CACHE_SIZE", 1024))
 
 # --- Asking (knowledge/actions/ask.py) ----------------------------------------------------
 # Monthly spend on answers (and the community summaries global answers need) per workspace,

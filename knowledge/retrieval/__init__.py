@@ -16,6 +16,7 @@ side effect: `record_access` counts what was returned.
 - `hydration`: the fused ids made into hits (entities, chunks, relations, paths);
 - `access`: the access counts, the search's one write;
 - `pool`: the thread pool the keyword signal and the access counts run on;
+- `query_embedding`: the query's vector (one torch thread, a per-process LRU cache);
 - `context`: the context block, and the text neutralising it needs.
 - `evaluation`: labelled questions, the ranking metrics (hit@k, MRR@10, nDCG@10) and the
   paired bootstrap comparison of two rankings, pure;

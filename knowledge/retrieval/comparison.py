@@ -40,8 +40,8 @@ from knowledge.retrieval.evaluation import (
     score_ranking,
 )
 from knowledge.retrieval.limits import MAX_LIMIT
+from knowledge.retrieval.query_embedding import embed_query
 from knowledge.retrieval.search import hybrid_search
-from knowledge.retrieval.signals.vector import embed_query
 from knowledge.retrieval.types import QueryVector
 from workspaces.models import Workspace
 

@@ -30,6 +30,7 @@ from knowledge.retrieval.fusion import fuse_chunks, fuse_entities, unique
 from knowledge.retrieval.hydration import chunk_hits, entity_hits, path_hits, relation_hits
 from knowledge.retrieval.limits import ENTITY_LIMIT, MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
 from knowledge.retrieval.pool import log_access_failure, start
+from knowledge.retrieval.query_embedding import embed_query
 from knowledge.retrieval.rerank import RerankSettings, coverage_of, rerank
 from knowledge.retrieval.signals.expansion import (
     Specificity,
@@ -41,7 +42,7 @@ from knowledge.retrieval.signals.expansion import (
 from knowledge.retrieval.signals.keyword import keyword_signal
 from knowledge.retrieval.signals.recognition import recognise
 from knowledge.retrieval.signals.scope import DocumentScope
-from knowledge.retrieval.signals.vector import ENTITY_MIN_SIMILARITY, embed_query, vector_signals
+from knowledge.retrieval.signals.vector import ENTITY_MIN_SIMILARITY, vector_signals
 from knowledge.retrieval.types import (
     CHUNK_SIGNALS,
     ChunkHit,

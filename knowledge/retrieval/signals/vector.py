@@ -15,7 +15,6 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from ingest.embeddings import EmbeddingUnavailable, get_embedder
 from knowledge.retrieval.limits import ENTITY_LIMIT
 from knowledge.retrieval.signals.scope import DocumentScope, scope_clause
 from knowledge.retrieval.types import QueryVector
@@ -23,16 +22,6 @@ from knowledge.retrieval.types import QueryVector
 # Below this an entity's name is no match for the query at all (the nearest names of a
 # workspace come back whatever the query): not returned for its vector alone.
 ENTITY_MIN_SIMILARITY = 0.3
-
-
-def embed_query(text: str, warnings: list[str]) -> QueryVector | None:
-    """The query's vector, or None (and a warning) when no embedding model is available."""
-    try:
-        embedder = get_embedder()
-    except EmbeddingUnavailable as exc:
-        warnings.append(f"vector search skipped: embedding model unavailable ({exc})")
-        return None
-    return QueryVector(model=embedder.model_id, values=embedder.encode([text])[0])
 
 
 # The candidate list of an HNSW walk (pgvector's default is 40). At 1M chunks / 200k names

@@ -24,7 +24,7 @@ from knowledge.actions.curation import do_add_alias
 from knowledge.models import Entity
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.context import CONTEXT_MAX_CHARS, CONTEXT_SNIPPET_CHARS, build_context
-from knowledge.retrieval.types import ChunkHit, ChunkSignals, EntityHit
+from knowledge.retrieval.types import ChunkHit, ChunkSignals, EntityHit, QueryVector
 from tests.knowledge.conftest import World
 from tests.support import run_pending, wait_for
 from workspaces.errors import InvalidInput
@@ -501,3 +501,23 @@ def test_the_ingestion_dates_scope_every_signal_to_documents_ingested_within_the
         "acme",
         {"query": "x", "ingested_from": "2001-05-02", "ingested_to": "2001-05-01"},
     ).status_code in (400, 422)
+
+
+def test_an_entity_found_by_its_name_vector_alone_seeds_the_graph(alice, supply_chain):
+    """Recognition and graph expansion run before the vector signal has answered
+    (knowledge/retrieval/search.py); an entity that only the vector signal finds close
+    enough must still seed the expansion, so the graph is expanded again from it."""
+    zorblax = Entity.objects.get(workspace=alice.workspace, name="Zorblax")
+    assert zorblax.embedding is not None
+    vector = QueryVector(
+        model=zorblax.embedding_model, values=[float(v) for v in zorblax.embedding]
+    )
+    query = "which supplier ships everything"  # names no entity
+    result = hybrid_search(workspace=alice.workspace, query=query, limit=8, query_vector=vector)
+    entities = {e.name: e for e in result.entities}
+    assert "recognised" not in entities["Zorblax"].why
+    assert entities["Zorblax"].similarity == pytest.approx(1.0, abs=1e-4)
+    assert entities["Quentaris"].depth == 1  # reached from Zorblax
+    moss = next(c for c in result.chunks if c.text == MOSS)
+    assert moss.signals.graph is not None
+    assert "graph" in result.signals_used
