@@ -50,6 +50,9 @@ ADDED_COMPONENTS |= {"CommunityMapOut", "CommunityOut", "CommunityMemberOut", "C
 ADDED_COMPONENTS |= {
     "CommunityOthersOut", "CommunityGraphOut", "CommunityStubOut", "CommunityNeighbourOut"
 }  # fmt: skip
+# Progress inside a document while a slice of a source's work runs (issue 20).
+for _schema in ("SourceOut", "SourceCreated", "SourceDetailOut"):
+    ADDED_PROPERTIES.setdefault(_schema, set()).add("activity")
 # Methods added to paths the snapshot has.
 ADDED_METHODS = {
     ("/api/v1/workspaces/{slug}/relations", "post"),

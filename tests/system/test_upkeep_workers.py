@@ -85,4 +85,6 @@ def test_with_two_workers_each_due_job_runs_exactly_once():
         "communities": "ok",
         "backfill": "ok",
         "prune_report": "ok",
+        "stranded_work": "ok",
     }
+    assert runs["stranded_work"].last_message == "no waiting work without a task"
