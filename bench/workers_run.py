@@ -137,15 +137,31 @@ def _document_ids(task: DBTaskResult) -> list[int]:
     return [int(i) for i in first] if isinstance(first, list) else [int(first)]
 
 
+def _overlapping(tasks: list[DBTaskResult]) -> list[DBTaskResult]:
+    """Tasks that ran at the same time as another one of the list."""
+    spans = sorted((t for t in tasks if t.started_at and t.finished_at), key=lambda t: t.started_at)
+    return [
+        a
+        for i, a in enumerate(spans)
+        if any(b.started_at < a.finished_at and a.started_at < b.finished_at for b in spans[:i])
+        or any(b.started_at < a.finished_at for b in spans[i + 1 :])
+    ]
+
+
 def task_checks(since: Any, worker_ids: list[str], source: Source) -> dict[str, Any]:
+    """The queue's view. A slice queues the rest of its documents as a new task with the
+    same documents (ingest/actions/slices.py), so a document in several tasks is normal;
+    what would be double work is two tasks holding it *at the same time*."""
     tasks = list(DBTaskResult.objects.filter(enqueued_at__gte=since))
-    same_args = Counter((t.task_path, json.dumps(t.args_kwargs, sort_keys=True)) for t in tasks)
-    in_tasks = Counter(
-        document_id
-        for t in tasks
-        if t.task_path in DOCUMENT_TASKS
-        for document_id in _document_ids(t)
-    )
+    by_args: dict[tuple[str, str], list[DBTaskResult]] = {}
+    for t in tasks:
+        by_args.setdefault((t.task_path, json.dumps(t.args_kwargs, sort_keys=True)), []).append(t)
+    by_document: dict[int, list[DBTaskResult]] = {}
+    for t in tasks:
+        if t.task_path in DOCUMENT_TASKS:
+            for document_id in _document_ids(t):
+                by_document.setdefault(document_id, []).append(t)
+    in_tasks = {document_id: len(_overlapping(ts)) for document_id, ts in by_document.items()}
     documents = set(Document.objects.filter(source=source).values_list("pk", flat=True))
     ran_by = Counter(t.worker_ids[-1] for t in tasks if t.worker_ids)
     return {
@@ -154,9 +170,10 @@ def task_checks(since: Any, worker_ids: list[str], source: Source) -> dict[str, 
         "tasks_per_worker": [ran_by.get(w, 0) for w in worker_ids],
         "tasks_failed": sum(1 for t in tasks if t.status != "SUCCESSFUL"),
         "tasks_claimed_more_than_once": sum(1 for t in tasks if len(t.worker_ids) > 1),
-        "tasks_with_same_arguments": sum(n - 1 for n in same_args.values() if n > 1),
+        "slices": sum(1 for t in tasks if t.task_path in DOCUMENT_TASKS),
+        "tasks_with_same_arguments": sum(len(_overlapping(ts)) for ts in by_args.values()),
         "documents_in_more_than_one_task": sum(1 for n in in_tasks.values() if n > 1),
-        "documents_in_no_task": len(documents - set(in_tasks)),
+        "documents_in_no_task": len(documents - set(by_document)),
     }
 
 
