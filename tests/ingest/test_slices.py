@@ -79,13 +79,13 @@ def test_sources_take_turns_and_an_uploads_first_slice_goes_first():
     enqueue_documents(
         Document.objects.filter(source=waiting).values_list("pk", flat=True), continuation=True
     )
-    first = DBTaskResult.objects.ready().first()
+    first = DBTaskResult.objects.ready()[0]
     assert first.args_kwargs["kwargs"]["source_id"] == waiting.pk
 
     # A new upload's first slice goes before both.
     fresh = make_upload(workspace, "fresh", {"c.md": b"# C\n\nGamma text.\n"})
     do_start_source(source=fresh)
-    first = DBTaskResult.objects.ready().first()
+    first = DBTaskResult.objects.ready()[0]
     assert first.args_kwargs["kwargs"]["source_id"] == fresh.pk
     assert first.priority == INTERACTIVE_PRIORITY
 
@@ -159,7 +159,7 @@ def test_a_slice_that_fails_outright_is_retried_then_fails_its_documents(setting
     do_process_slice(document_ids=ids, source_id=source.pk, attempt=1)
     failed = Document.objects.filter(pk__in=ids, status=DocumentStatus.FAILED)
     assert failed.count() == 2
-    assert "Processing failed 2 times: RuntimeError: the group step broke" in failed.first().error
+    assert "Processing failed 2 times: RuntimeError: the group step broke" in failed[0].error
     assert ready_pipeline_tasks(source).count() == 1  # only the first retry, nothing more
     source.refresh_from_db()
     assert source.status == "failed"
