@@ -3,6 +3,8 @@
     .venv/bin/python bench/doc_quality.py crawl [--root /usr/share/doc/python3.11/html]
         [--max-pages 600] [--sample 200] [--seed 15] --out bench/data/python-docs-after.jsonl
     .venv/bin/python bench/doc_quality.py score bench/data/python-docs-after.jsonl
+    .venv/bin/python bench/doc_quality.py speed [--max-pages 150] [--start library/index.html]
+        [--allow /library/] [--profile crawl.prof]
 
 `crawl` serves the manual's directory from a local HTTP server (Python's http.server, as a
 person would), crawls it recursively into a fresh workspace with the offline extractor (no
@@ -17,12 +19,20 @@ person to label (yes/no: is the name a real, useful entity; is its type right).
 `score` reads a labelled sample and prints name precision (share of name_ok) and type
 precision (share of type_ok among the entities whose name is ok). Goals: >= 0.85, >= 0.75.
 
+`speed` crawls part of the manual the same way (default: the first 150 pages of `library/`)
+with the models loaded first, then runs `model.encode` alone on the same chunk texts (as
+bench/ingest.py does) and prints chunks per second end to end and for the model alone, their
+ratio, the graph figures and `graph_digest` (a hash of every active entity and relation: two
+runs that agree on it built the same graph); `--profile` writes cProfile stats of the crawl,
+which runs the whole pipeline in this process. GRAPHLOOM_DOCS_DB_NAME picks the database.
+
 The manual is Debian's python3.11-doc (`apt-get install python3.11-doc`): 530 HTML pages
 written by the Python project, nobody here. Uses its own database (`graphloom_docs`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -34,7 +44,7 @@ if __name__ == "__main__":
     run(
         "bench.doc_quality_run",
         env={
-            "GRAPHLOOM_DB_NAME": "graphloom_docs",
+            "GRAPHLOOM_DB_NAME": os.environ.get("GRAPHLOOM_DOCS_DB_NAME", "graphloom_docs"),
             "GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-docs-media-"),
             "GRAPHLOOM_CRAWL_ALLOWED_NETWORKS": "127.0.0.0/8",
         },

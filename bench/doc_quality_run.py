@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import cProfile
 import functools
+import hashlib
 import json
 import random
 import re
@@ -24,7 +26,9 @@ from ingest.actions.crawl import (
 )
 from ingest.actions.pipeline import do_process_documents
 from ingest.dispatch import document_groups
+from ingest.embeddings import get_embedder
 from ingest.models import PENDING, Chunk, CrawlPage, Document
+from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import Entity, ExtractionRun, Mention, Relation
 from knowledge.selectors.quality import get_quality_report
 from workspaces.actions.workspaces import do_create_workspace
@@ -44,12 +48,14 @@ def serve(root: Path) -> ThreadingHTTPServer:
     return server
 
 
-def crawl(root: Path, max_pages: int) -> tuple[Any, Any, float]:
+def crawl(
+    root: Path, max_pages: int, *, start: str = "index.html", allow: tuple[str, ...] = ()
+) -> tuple[Any, Any, float]:
     server = serve(root)
-    url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    url = f"http://127.0.0.1:{server.server_address[1]}/{start}"
     workspace = do_create_workspace(slug=f"docs-{time.time_ns()}")
     config = validate_crawl_settings(
-        url=url, mode="recursive", max_pages=max_pages, max_depth=100, rate=0
+        url=url, mode="recursive", max_pages=max_pages, max_depth=100, rate=0, allow=allow
     )
     source = do_create_crawl_source(workspace=workspace, crawl=config)
     do_start_crawl(source=source, enqueue=False)
@@ -145,6 +151,66 @@ def score(path: Path) -> dict[str, Any]:
     }
 
 
+def graph_digest(workspace: Any) -> str:
+    """A hash of what the graph says (active entities with their type and evidence count,
+    active relations with their ends and type): two runs over the same pages that agree on
+    it built the same graph, so a faster run lost nothing."""
+    entities = sorted(
+        Entity.objects.filter(workspace=workspace, state="active").values_list(
+            "name", "type__name", "mention_count"
+        )
+    )
+    relations = sorted(
+        Relation.objects.filter(workspace=workspace, state="active").values_list(
+            "source__name", "source__type__name", "target__name", "target__type__name", "type__name"
+        )
+    )
+    text = json.dumps([entities, relations], ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def speed(args: argparse.Namespace) -> dict[str, Any]:
+    """End-to-end chunks per second of a crawl (parse, chunk, embed, extract, consolidate,
+    in this process as one worker would), and `model.encode` alone on the same chunk texts
+    right after, the way bench/ingest.py measures its reference. Models are loaded first:
+    a worker has them loaded already."""
+    embedder = get_embedder()
+    embedder.encode(["warm up"])
+    get_offline_extractor()
+    profiler = cProfile.Profile() if args.profile else None
+    if profiler is not None:
+        profiler.enable()
+    workspace, source, elapsed = crawl(
+        args.root, args.max_pages, start=args.start, allow=tuple(args.allow)
+    )
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(str(args.profile))
+    texts = list(
+        Chunk.objects.filter(workspace=workspace).order_by("pk").values_list("text", flat=True)
+    )
+    started = time.perf_counter()
+    embedder.encode(texts)
+    encode_only = time.perf_counter() - started
+    result = figures(workspace, source, elapsed)
+    return {
+        "pages": result["pages"],
+        "chunks": result["chunks"],
+        "seconds": round(elapsed, 2),
+        "chunks_per_s": round(len(texts) / elapsed, 2),
+        "encode_alone_s": round(encode_only, 2),
+        "encode_alone_chunks_per_s": round(len(texts) / encode_only, 2),
+        "pipeline_vs_encode": round(encode_only / elapsed, 3),
+        "entities": result["entities"],
+        "relations": result["relations"],
+        "typed_relation_share": result["typed_relation_share"],
+        "windows": result["windows"],
+        "boilerplate_chunks_extracted": result["boilerplate_chunks_extracted"],
+        "quality": result["quality"],
+        "graph_digest": graph_digest(workspace),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bench/doc_quality.py")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -154,6 +220,12 @@ def main() -> None:
     run.add_argument("--sample", type=int, default=200)
     run.add_argument("--seed", type=int, default=15)
     run.add_argument("--out", type=Path, required=True)
+    fast = commands.add_parser("speed")
+    fast.add_argument("--root", type=Path, default=Path("/usr/share/doc/python3.11/html"))
+    fast.add_argument("--start", default="library/index.html")
+    fast.add_argument("--allow", action="append", default=["/library/"])
+    fast.add_argument("--max-pages", type=int, default=150)
+    fast.add_argument("--profile", type=Path, help="write cProfile stats of the crawl here")
     scoring = commands.add_parser("score")
     scoring.add_argument("path", type=Path)
     args = parser.parse_args()
@@ -163,6 +235,9 @@ def main() -> None:
     if not (args.root / "index.html").is_file():
         raise SystemExit(f"{args.root}/index.html not found (apt-get install python3.11-doc)")
     call_command("migrate", verbosity=0)
+    if args.command == "speed":
+        print(json.dumps(speed(args), indent=2, ensure_ascii=False, default=str))
+        return
     workspace, source, elapsed = crawl(args.root, args.max_pages)
     result = figures(workspace, source, elapsed)
     rows = sample(workspace, args.sample, args.seed)

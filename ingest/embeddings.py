@@ -91,17 +91,21 @@ class Embedder:
     texts_encoded: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def encode(self, texts: Sequence[str], *, threads: int | None = None) -> list[list[float]]:
+    def encode(
+        self, texts: Sequence[str], *, threads: int | None = None, batch_size: int | None = None
+    ) -> list[list[float]]:
         """Unit vectors of `texts`. `threads` caps torch's intra-op threads for this call
         only: a search's query is one short text, which a second thread cannot speed up
         but which waits for it whenever the cores are busy (bench/load.py measured 40 ms
-        on one thread against 700 ms on two on a loaded 2-core machine)."""
+        on one thread against 700 ms on two on a loaded 2-core machine). `batch_size`
+        overrides EMBEDDING_BATCH_SIZE: short texts (entity names, a few tokens) cost per
+        forward pass, not per token, and their attention buffers stay small."""
         if not texts:
             return []
         with self._lock, _torch_threads(threads):
             vectors = self._model.encode(
                 list(texts),
-                batch_size=settings.EMBEDDING_BATCH_SIZE,
+                batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
                 convert_to_numpy=True,
                 normalize_embeddings=True,
                 show_progress_bar=False,

@@ -363,8 +363,10 @@ def acronym_of(name: str) -> str | None:
     return _initials(tokens, keep=_JOINING if len(significant) == 2 else frozenset())
 
 
+@lru_cache(maxsize=16384)
 def looks_like_acronym(name: str) -> bool:
     """Whether a name is written as an acronym: "IBM", "I.B.M.", "NASA", "3M", "AT&T", "BoA".
+    Remembered: short-form planning asks it of each name once per other name of the page.
 
     2 to 8 letters and digits, no spaces, at least one capital and at most one lowercase
     letter per three letters, joined only by dots, "&" or hyphens.

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from knowledge.consolidation import names
 
@@ -86,12 +87,15 @@ class ShortFormPlan:
     reasons: dict[NameKey, str] = field(default_factory=dict)
 
 
-def _words(name: str, type_name: str) -> list[names._Token]:
+@lru_cache(maxsize=16384)
+def _words(name: str, type_name: str) -> tuple[names._Token, ...]:
     """The distinctive words of a name, in order: articles, honorifics, "of"... aside and,
-    for organisations, the legal suffix."""
+    for organisations, the legal suffix. Remembered: `plan_short_forms` compares every pair
+    of a document's names, so each name's words were worked out again for every other name
+    (a manual page has hundreds of names; this was most of the planning time)."""
     suffixes = names.suffixes_for_type(type_name)
     tokens = names._key_tokens(name, suffixes, strip_suffixes=True)
-    return [t for t in tokens if t.key not in names._FILLER or t.acronym]
+    return tuple(t for t in tokens if t.key not in names._FILLER or t.acronym)
 
 
 def _capitalised(token: names._Token) -> bool:

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ingest.models import Document
+from knowledge.actions.embeddings import prefetch_name_vectors
 from knowledge.actions.evidence import Touched, delete_evidence, do_refresh_derived
 from knowledge.actions.extraction.runs import EnsuredRuns
 from knowledge.actions.resolution import (
@@ -49,6 +50,7 @@ from knowledge.models import (
     TypeStatus,
 )
 from knowledge.models.curation import RelationOutcome, RelationRule
+from knowledge.selectors.matching import known_entities
 from system.deadlocks import retry_on_deadlock
 from workspaces.models import Workspace
 
@@ -428,6 +430,32 @@ def _short_forms(
     return plan, {key: name for key, (name, _, _) in found.items()}
 
 
+def _prefetch_new_names(
+    workspace: Workspace,
+    documents: list[Document],
+    windows_by_doc: dict[int, list[Window]],
+    runs: dict[str, ExtractionRun],
+    types: _TypeResolver,
+) -> None:
+    """Embed, in one call, the names of the batch's runs that no entity has yet: resolution
+    then finds their vectors made (knowledge/actions/embeddings.py) instead of calling the
+    model once per window, which cost more than embedding the chunks (bench/doc_quality.py
+    speed). Only a cache is filled: a name resolved otherwise meanwhile costs nothing else."""
+    wanted: dict[Key, tuple[str, EntityType]] = {}
+    for document in documents:
+        for window in windows_by_doc[document.pk]:
+            run = runs.get(window.hash)
+            for raw in ((run.result or {}).get("entities") or []) if run is not None else []:
+                name = str(raw.get("name", "")).strip()
+                entity_type = types.known_entity_type(str(raw.get("type", "")))
+                text = entity_key(name, entity_type.name) if name and entity_type else ""
+                if text and entity_type is not None:
+                    wanted.setdefault((text, entity_type.pk), (name[:300], entity_type))
+    if wanted:
+        missing = known_entities(workspace, wanted).missing
+        prefetch_name_vectors([wanted[key][0] for key in missing])
+
+
 MATERIALIZE_BATCH = 16  # documents per transaction (and per recomputation of derived fields)
 
 
@@ -467,6 +495,8 @@ def _materialize(
             .values_list("pk", flat=True)
         )
         types = _TypeResolver(workspace, counts)
+        if not only_known:
+            _prefetch_new_names(workspace, documents, windows_by_doc, runs, types)
         for document in documents:
             windows = windows_by_doc[document.pk]
             current = {runs[w.hash].pk for w in windows if w.hash in runs}
