@@ -6,7 +6,15 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from ingest.models import Chunk, CrawlPage, CrawlPageStatus, Document, DocumentStatus, Source
+from ingest.models import (
+    STOPPED_STATUSES,
+    Chunk,
+    CrawlPage,
+    CrawlPageStatus,
+    Document,
+    DocumentStatus,
+    Source,
+)
 from workspaces.models import Workspace
 from workspaces.selectors import get_object_for_workspace
 
@@ -95,3 +103,10 @@ def get_chunks(document: Document) -> QuerySet[Chunk]:
 def get_pages(source: Source, *, status: str | None = None) -> QuerySet[CrawlPage]:
     pages = CrawlPage.objects.filter(source=source).order_by("depth", "id")
     return pages.filter(status=status) if status else pages
+
+
+def source_is_stopped(source_id: int) -> bool:
+    """The source was cancelled, is being deleted, or is gone: work for it must stop (the
+    pipeline, a crawl, extraction and a work slice all ask this)."""
+    status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
+    return status is None or status in STOPPED_STATUSES

@@ -51,6 +51,7 @@ from ingest.models import (
     SourceKind,
     SourceStatus,
 )
+from ingest.selectors import source_is_stopped
 from system import slices
 from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
@@ -384,7 +385,7 @@ def do_run_crawl(
             _seed(crawl)
         with ThreadPoolExecutor(max_workers=max(1, settings.CRAWL_CONCURRENCY)) as pool:
             while True:
-                if _stopped(source.pk):
+                if source_is_stopped(source.pk):
                     break
                 reason = slices.stop_reason()
                 if reason in {slices.BUDGET, slices.SHUTDOWN}:
@@ -422,11 +423,6 @@ def do_run_crawl(
             process(group)
         final = do_refresh_source_progress(source_id=source.pk)
     return str(final.status) if final else "gone"
-
-
-def _stopped(source_id: int) -> bool:
-    status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
-    return status is None or status in STOPPED_STATUSES
 
 
 def _claim(source: Source, limit: int) -> list[CrawlPage]:

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from django.conf import settings
 
 from ingest.actions.sources import do_refresh_source_progress
-from ingest.models import PENDING, STOPPED_STATUSES, Document, DocumentStatus, Source
+from ingest.models import PENDING, Document, DocumentStatus, Source
 from ingest.parsers.base import ParseError
+from ingest.selectors import source_is_stopped
 from system.loading import import_paths
 
 logger = logging.getLogger(__name__)
@@ -101,12 +102,7 @@ def do_process_document(
         for stage_name, stage in pipeline_stages():
             if stage_name == stop_before:
                 return str(document.status)
-            status = (
-                Source.objects.filter(pk=document.source_id)
-                .values_list("status", flat=True)
-                .first()
-            )
-            if status is None or status in STOPPED_STATUSES:
+            if source_is_stopped(document.source_id):
                 Document.objects.filter(pk=document.pk, status__in=PENDING).update(
                     status=DocumentStatus.CANCELLED
                 )

@@ -37,7 +37,6 @@ from ingest.dispatch import (
 )
 from ingest.models import (
     PENDING,
-    STOPPED_STATUSES,
     CrawlPage,
     CrawlPageStatus,
     Document,
@@ -45,6 +44,7 @@ from ingest.models import (
     Source,
     SourceStatus,
 )
+from ingest.selectors import source_is_stopped
 from system import slices
 
 logger = logging.getLogger(__name__)
@@ -101,14 +101,9 @@ def _source_of(document_ids: list[int]) -> int | None:
     )
 
 
-def _source_stopped(source_id: int) -> bool:
-    status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
-    return status is None or status in STOPPED_STATUSES
-
-
 def _budget(source_id: int) -> slices.WorkSlice:
     return slices.WorkSlice(
-        seconds=settings.INGEST_SLICE_SECONDS, stop_check=lambda: _source_stopped(source_id)
+        seconds=settings.INGEST_SLICE_SECONDS, stop_check=lambda: source_is_stopped(source_id)
     )
 
 

@@ -23,7 +23,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from ingest.models import STOPPED_STATUSES, Chunk, Document, Source
+from ingest.models import Chunk, Document, Source
+from ingest.selectors import source_is_stopped
 from knowledge.actions.extraction.budget import account_for, reserve_tokens
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.entity_types import looks_technical
@@ -213,11 +214,6 @@ class EnsuredRuns:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-def _source_stopped(source_id: int) -> bool:
-    status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
-    return status is None or status in STOPPED_STATUSES
-
-
 def ensure_runs(
     *,
     source: Source,
@@ -380,7 +376,7 @@ class _RunMaker:
                 break
             if index:
                 slices.checkpoint()  # each window's run is stored: a safe place to stop
-            if index % 8 == 0 and _source_stopped(self.source.pk):
+            if index % 8 == 0 and source_is_stopped(self.source.pk):
                 break
             may_send, reservation = self.reserve(window, len(queue) - index)
             if not may_send:
@@ -430,7 +426,7 @@ class _RunMaker:
                     raise slices.SliceInterrupted(ending)
                 if time.monotonic() - checked > 2:
                     checked = time.monotonic()
-                    if _source_stopped(self.source.pk):
+                    if source_is_stopped(self.source.pk):
                         position = len(queue)
                 fill()
                 if idle and in_flight:
