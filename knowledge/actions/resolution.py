@@ -62,9 +62,9 @@ from knowledge.models import (
 )
 from knowledge.selectors.matching import (
     KnownEntities,
-    best_match,
+    best_matches,
     known_entities,
-    nearest_by_embedding,
+    nearest_by_embeddings,
     not_same,
 )
 from workspaces.models import Workspace
@@ -124,19 +124,18 @@ def _create_missing(
     """New entities for the names nothing knew, each then merged into its match or queued
     for review with it (the spelling tier, else the name embedding)."""
     missing = known.missing
-    matches: dict[Key, Match | None] = {key: best_match(workspace, *keys[key]) for key in missing}
+    matches: dict[Key, Match | None] = dict(
+        zip(missing, best_matches(workspace, [keys[key] for key in missing]), strict=True)
+    )
     vectors = name_vectors([keys[key][0] for key in missing])
-    for key in missing:
-        found_match = matches[key]
-        limits = thresholds(keys[key][1].name)
-        if (
-            (found_match is None or found_match[1].score < limits.review)
-            and vectors
-            and not vetoed(found_match)
-        ):
-            neighbour = nearest_by_embedding(
-                workspace, keys[key][1], vectors[keys[key][0]], model=vectors["model"]
-            )
+    unmatched = [key for key in missing if vectors and _unsure(matches[key], keys[key][1])]
+    if unmatched:
+        neighbours = nearest_by_embeddings(
+            workspace,
+            [(keys[key][1], vectors[keys[key][0]]) for key in unmatched],
+            model=vectors["model"],
+        )
+        for key, neighbour in zip(unmatched, neighbours, strict=True):
             if neighbour is not None:
                 matches[key] = neighbour
     created = _insert_entities(workspace, keys, missing, vectors, known.found)
@@ -147,6 +146,14 @@ def _create_missing(
             suggest_other_types(workspace, entity, others.values(), counts)
         else:
             others.pop(entity.pk)  # merged away just now
+
+
+def _unsure(match: Match | None, entity_type: EntityType) -> bool:
+    """Whether a new name's spelling match leaves room for its name embedding's: none, or
+    one below the type's review threshold that no rule vetoed."""
+    return (match is None or match[1].score < thresholds(entity_type.name).review) and not vetoed(
+        match
+    )
 
 
 def _insert_entities(

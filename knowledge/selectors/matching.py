@@ -5,7 +5,7 @@ and whether a person said two entities are not the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,87 +75,146 @@ NEAREST_EF_SEARCH = 100
 def nearest_by_embedding(
     workspace: Workspace, entity_type: EntityType, vector: list[float], *, model: str
 ) -> Match | None:
-    """The active entity of the type whose name embedding is closest (cosine), when at
-    least CONSOLIDATION_EMBEDDING_REVIEW similar: a candidate for review only.
+    """The active entity of the type whose name embedding is closest (see
+    `nearest_by_embeddings`)."""
+    return nearest_by_embeddings(workspace, [(entity_type, vector)], model=model)[0]
+
+
+def nearest_by_embeddings(
+    workspace: Workspace, wanted: Sequence[tuple[EntityType, list[float]]], *, model: str
+) -> list[Match | None]:
+    """For each (type, name vector), in the order asked: the active entity of the type
+    whose name embedding is closest (cosine), when at least CONSOLIDATION_EMBEDDING_REVIEW
+    similar: a candidate for review only.
 
     The name index (HNSW) is shared by every workspace and type, and a walk of it drops
     the others' rows; without an iterative scan it reads 40 names and keeps those of the
     type and workspace, if any: in a 200k-name database of 50 workspaces the big tenant's
     nearest name of the type was missed 12% of the time (bench/vector_recall.py). As for
     search (knowledge/retrieval/signals/vector.py): a type with at most
-    VECTOR_EXACT_MAX_ROWS active names here is compared exactly, a larger one walks the
-    index (iterative scan, at most VECTOR_MAX_SCAN_TUPLES vectors) and is compared exactly
-    if that came back short."""
-    dim = len(vector)
-    table = Entity._meta.db_table
-    literal = "[" + ",".join(repr(float(v)) for v in vector) + "]"
+    VECTOR_EXACT_MAX_ROWS active names here is compared exactly (every vector of the type
+    in one statement), a larger one walks the index (iterative scan, at most
+    VECTOR_MAX_SCAN_TUPLES vectors) and is compared exactly if that came back short."""
+    rows: list[list[tuple[int, float]]] = [[] for _ in wanted]
+    by_type: dict[int, list[int]] = {}
+    for position, (entity_type, _) in enumerate(wanted):
+        by_type.setdefault(entity_type.pk, []).append(position)
+    with transaction.atomic(), connection.cursor() as cursor:
+        for type_id, positions in by_type.items():
+            vectors = [wanted[p][1] for p in positions]
+            found = _nearest_rows(cursor, workspace, type_id, vectors, model=model)
+            for position, type_rows in zip(positions, found, strict=True):
+                rows[position] = type_rows
+    best = [min(r, key=lambda row: (row[1], row[0]), default=None) for r in rows]
+    close = {b[0] for b in best if b and 1 - float(b[1]) >= settings.CONSOLIDATION_EMBEDDING_REVIEW}
+    entities = Entity.objects.in_bulk(close)
+    matches: list[Match | None] = []
+    for found_best in best:
+        entity = entities.get(found_best[0]) if found_best else None
+        if found_best is None or entity is None or found_best[0] not in close:
+            matches.append(None)
+            continue
+        similarity = 1 - float(found_best[1])
+        matches.append(
+            (entity, names.Similarity(
+                score=round(similarity, 4), reasons=(f"{EMBEDDING_REASON} {similarity:.2f}",)
+            ))
+        )  # fmt: skip
+    return matches
 
-    def query(exact: bool) -> tuple[str, list[Any]]:
+
+def _nearest_rows(
+    cursor: Any, workspace: Workspace, type_id: int, vectors: list[list[float]], *, model: str
+) -> list[list[tuple[int, float]]]:
+    """The NEAREST_FETCH closest (id, distance) of the type for each vector, in a
+    transaction: exactly for a type of at most VECTOR_EXACT_MAX_ROWS active names, else by
+    the index walk, redone exactly for a vector whose walk came back short."""
+    dim = len(vectors[0])
+    table = Entity._meta.db_table
+    literals = ["[" + ",".join(repr(float(v)) for v in vector) + "]" for vector in vectors]
+
+    def query(exact: bool, wanted: list[str]) -> tuple[str, list[Any]]:
         # The bare column is what no index serves (an exact comparison); the cast is the
         # expression of the partial index entity_embedding_hnsw_<dim>.
         column = "embedding" if exact else f"(embedding::vector({dim}))"
         return (
             f"""
-            SELECT id, {column} <=> %s::vector({dim}) AS distance FROM {table}
-            WHERE workspace_id = %s AND type_id = %s AND state = 'active'
-              AND embedding_dim = {dim} AND embedding_model = %s
-            ORDER BY distance LIMIT %s
+            SELECT q.position, n.id, n.distance
+            FROM unnest(%s::vector({dim})[]) WITH ORDINALITY AS q(vector, position)
+            CROSS JOIN LATERAL (
+                SELECT id, {column} <=> q.vector AS distance FROM {table}
+                WHERE workspace_id = %s AND type_id = %s AND state = 'active'
+                  AND embedding_dim = {dim} AND embedding_model = %s
+                ORDER BY distance LIMIT %s
+            ) AS n
             """,  # noqa: S608 (table name and dimension are ours; values are parameters)
-            [literal, workspace.pk, entity_type.pk, model, NEAREST_FETCH],
+            [wanted, workspace.pk, type_id, model, NEAREST_FETCH],
         )
 
-    with transaction.atomic(), connection.cursor() as cursor:
-        # One statement: this transaction's index walk (an older pgvector ignores the
-        # settings; its short answers are redone exactly below) and the active names of
-        # the type, counted on its unique index up to the bound only.
-        bound = settings.VECTOR_EXACT_MAX_ROWS
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "  # noqa: S608
-            "set_config('hnsw.max_scan_tuples', %s, true), "
-            "set_config('hnsw.ef_search', %s, true), "
-            f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE workspace_id = %s "
-            "AND type_id = %s AND state = 'active' LIMIT %s) AS s)",
-            [
-                str(settings.VECTOR_MAX_SCAN_TUPLES),
-                str(NEAREST_EF_SEARCH),
-                workspace.pk,
-                entity_type.pk,
-                bound + 1,
-            ],
-        )
-        rows: list[tuple[int, float]] = []
-        if int(cursor.fetchone()[-1]) > bound:
-            cursor.execute(*query(False))
-            rows = cursor.fetchall()
-        if len(rows) < NEAREST_FETCH:
-            cursor.execute(*query(True))
-            rows = cursor.fetchall()
-    best = min(rows, key=lambda r: (r[1], r[0]), default=None)
-    if best is None or 1 - float(best[1]) < settings.CONSOLIDATION_EMBEDDING_REVIEW:
-        return None
-    entity = Entity.objects.filter(pk=best[0]).first()
-    if entity is None:
-        return None
-    similarity = 1 - float(best[1])
-    return entity, names.Similarity(
-        score=round(similarity, 4), reasons=(f"{EMBEDDING_REASON} {similarity:.2f}",)
-    )
+    # One statement: this transaction's index walk (an older pgvector ignores the
+    # settings; its short answers are redone exactly below) and the active names of the
+    # type, counted on its unique index up to the bound only.
+    bound = settings.VECTOR_EXACT_MAX_ROWS
+    cursor.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "  # noqa: S608
+        "set_config('hnsw.max_scan_tuples', %s, true), "
+        "set_config('hnsw.ef_search', %s, true), "
+        f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE workspace_id = %s "
+        "AND type_id = %s AND state = 'active' LIMIT %s) AS s)",
+        [str(settings.VECTOR_MAX_SCAN_TUPLES), str(NEAREST_EF_SEARCH), workspace.pk, type_id,
+         bound + 1],
+    )  # fmt: skip
+    found: list[list[tuple[int, float]]] = [[] for _ in vectors]
+    if int(cursor.fetchone()[-1]) > bound:
+        cursor.execute(*query(False, literals))
+        for position, entity_id, distance in cursor.fetchall():
+            found[position - 1].append((entity_id, distance))
+    short = [i for i, rows in enumerate(found) if len(rows) < NEAREST_FETCH]
+    if short:
+        cursor.execute(*query(True, [literals[i] for i in short]))
+        redone: list[list[tuple[int, float]]] = [[] for _ in short]
+        for position, entity_id, distance in cursor.fetchall():
+            redone[position - 1].append((entity_id, distance))
+        for index, rows in zip(short, redone, strict=True):
+            found[index] = rows
+    return found
 
 
 def best_match(
     workspace: Workspace, name: str, entity_type: EntityType, *, exclude: int | None = None
 ) -> Match | None:
-    """The most similar active entity of the type among those sharing a blocking key.
+    """The most similar active entity of the type among those sharing a blocking key (see
+    `best_matches`)."""
+    return best_matches(workspace, [(name, entity_type)], exclude=exclude)[0]
 
-    Candidates come from `_candidates`; a quick token-set ratio on their canonical keys picks
-    the few that get the full similarity (acronym candidates always do), so the cost per
-    name stays small however many share a common word.
+
+def best_matches(
+    workspace: Workspace,
+    wanted: Sequence[tuple[str, EntityType]],
+    *,
+    exclude: int | None = None,
+) -> list[Match | None]:
+    """For each (name, type), the most similar active entity of the type among those sharing
+    a blocking key, in the order asked.
+
+    Candidates come from `_candidates` (one query for every name: a window's new names cost
+    one round trip, not one each); a quick token-set ratio on their canonical keys picks the
+    few that get the full similarity (acronym candidates always do), so the cost per name
+    stays small however many share a common word.
     """
-    keys = entity_blocking_keys(name, entity_type.name)
-    if not keys:
-        return None
-    candidates = _candidates(workspace, entity_type, keys, exclude=exclude)
-    if not candidates:
+    keys = [entity_blocking_keys(name, entity_type.name) for name, entity_type in wanted]
+    found = _candidates(workspace, [(t, k) for (_, t), k in zip(wanted, keys, strict=True)],
+                        exclude=exclude)  # fmt: skip
+    return [
+        _best_of(name, entity_type, name_keys, found.get(position, []))
+        for position, ((name, entity_type), name_keys) in enumerate(zip(wanted, keys, strict=True))
+    ]
+
+
+def _best_of(
+    name: str, entity_type: EntityType, keys: list[str], candidates: list[Entity]
+) -> Match | None:
+    if not keys or not candidates:
         return None
     key = entity_key(name, entity_type.name)
     acronyms = {k for k in keys if k.startswith("a:")}
@@ -178,41 +237,64 @@ def best_match(
 
 
 def _candidates(
-    workspace: Workspace, entity_type: EntityType, keys: list[str], *, exclude: int | None
-) -> list[Entity]:
-    """Active entities of the type sharing a blocking key: at most
-    CONSOLIDATION_MAX_CANDIDATES in all and half of that per key, one GIN lookup per key in a
-    single query. Capping each key, not the union, keeps the cost flat as the graph grows: a
-    common word ("Smith", "Systems") is in thousands of names, and reading all of them to
-    pick the best-known few was the one cost that grew with the graph. The rare keys (the
-    full name, its rarer words and their ends) come back whole, and those are the ones a
-    variant or a typo shares with its entity."""
+    workspace: Workspace,
+    wanted: Sequence[tuple[EntityType, list[str]]],
+    *,
+    exclude: int | None,
+) -> dict[int, list[Entity]]:
+    """For each (type, blocking keys) asked, by position: the active entities of the type
+    sharing a key, at most CONSOLIDATION_MAX_CANDIDATES in all (the lowest ids) and half of
+    that per key, one GIN lookup per key, every name in a single query. Capping each key,
+    not the union, keeps the cost flat as the graph grows: a common word ("Smith",
+    "Systems") is in thousands of names, and reading all of them to pick the best-known few
+    was the one cost that grew with the graph. The rare keys (the full name, its rarer
+    words and their ends) come back whole, and those are the ones a variant or a typo
+    shares with its entity."""
+    positions: list[int] = []
+    type_ids: list[int] = []
+    scoped: list[str] = []
+    for position, (entity_type, keys) in enumerate(wanted):
+        for key in keys:
+            positions.append(position)
+            type_ids.append(entity_type.pk)
+            scoped.append(f"{entity_type.pk}:{key}")
+    if not scoped:
+        return {}
     per_key = max(1, settings.CONSOLIDATION_MAX_CANDIDATES // 2)
     table = Entity._meta.db_table
-    return list(
-        Entity.objects.raw(
-            f"""
-            SELECT DISTINCT ON (e.id) e.id, e.name, e.canonical_name, e.type_id,
-                   e.mention_count, e.blocking_keys
-            FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, position)
-            CROSS JOIN LATERAL (
-                SELECT id, name, canonical_name, type_id, mention_count, blocking_keys
-                FROM {table}
-                WHERE knowledge_scoped_keys(type_id, blocking_keys) @> ARRAY[%s || ':' || k.key]
-                  AND state = 'active' AND id <> %s
-                  -- Implied by the type (types are per workspace), and checked on the rows
-                  -- found (+ 0): intersecting with the workspace's or type's whole b-tree
-                  -- index cost ten times the lookup itself.
-                  AND workspace_id + 0 = %s AND type_id + 0 = %s
-                LIMIT %s
-            ) AS e
-            ORDER BY e.id
-            LIMIT %s
-            """,  # noqa: S608 (the table name is ours; every value is a parameter)
-            [keys, str(entity_type.pk), exclude or 0, workspace.pk, entity_type.pk, per_key,
-             settings.CONSOLIDATION_MAX_CANDIDATES],
-        )
-    )  # fmt: skip
+    found: dict[int, list[Entity]] = {}
+    for entity in Entity.objects.raw(
+        f"""
+        SELECT position, id, name, canonical_name, type_id, mention_count, blocking_keys
+        FROM (
+            SELECT position, id, name, canonical_name, type_id, mention_count, blocking_keys,
+                   row_number() OVER (PARTITION BY position ORDER BY id) AS rank
+            FROM (
+                SELECT DISTINCT ON (k.position, e.id) k.position, e.id, e.name,
+                       e.canonical_name, e.type_id, e.mention_count, e.blocking_keys
+                FROM unnest(%s::int[], %s::bigint[], %s::text[]) AS k(position, type_id, key)
+                CROSS JOIN LATERAL (
+                    SELECT id, name, canonical_name, type_id, mention_count, blocking_keys
+                    FROM {table}
+                    WHERE knowledge_scoped_keys(type_id, blocking_keys) @> ARRAY[k.key]
+                      AND state = 'active' AND id <> %s
+                      -- Implied by the type (types are per workspace), and checked on the
+                      -- rows found (+ 0): intersecting with the workspace's or type's whole
+                      -- b-tree index cost ten times the lookup itself.
+                      AND workspace_id + 0 = %s AND type_id + 0 = k.type_id
+                    LIMIT %s
+                ) AS e
+                ORDER BY k.position, e.id
+            ) AS distinct_candidates
+        ) AS ranked
+        WHERE rank <= %s
+        ORDER BY position, id
+        """,  # noqa: S608 (the table name is ours; every value is a parameter)
+        [positions, type_ids, scoped, exclude or 0, workspace.pk, per_key,
+         settings.CONSOLIDATION_MAX_CANDIDATES],
+    ):  # fmt: skip
+        found.setdefault(entity.position, []).append(entity)  # type: ignore[attr-defined]
+    return found
 
 
 def not_same(workspace: Workspace, a: int, b: int) -> bool:

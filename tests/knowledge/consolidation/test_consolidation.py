@@ -27,6 +27,7 @@ from knowledge.models import (
     Mention,
     MergeSuggestion,
 )
+from knowledge.selectors.matching import best_match, best_matches
 from tests.llm_server import Reply
 from workspaces.actions.workspaces import do_create_workspace
 
@@ -366,3 +367,35 @@ def test_with_an_llm_a_long_description_is_summarised_once_and_reused(llm, inges
     assert acme.description == "Acme is a company that makes many things."
     assert do_summarize_descriptions(workspace=alice.workspace, entity_ids=[acme.pk]) == 0
     assert len(calls) == 1  # cached: same fragments
+
+
+@pytest.mark.django_db
+def test_a_batch_of_names_gets_each_name_s_own_best_match():
+    """The spelling tier asks for a window's new names in one query: each name still gets
+    the match it gets alone, whatever the names and types beside it."""
+    workspace = do_create_workspace(slug="batch")
+    do_ensure_default_schema(workspace=workspace)
+    organization = EntityType.objects.get(workspace=workspace, name="organization")
+    person = EntityType.objects.get(workspace=workspace, name="person")
+    resolve_entities(
+        workspace,
+        [(n, organization) for n in ["Acme Corporation", "Globex Systems", "Initech"]]
+        + [(n, person) for n in ["Ada Lovelace", "Alan Turing"]],
+        create=True,
+    )
+    asked = [
+        ("Acme Corp", organization),
+        ("Zyxwv", organization),
+        ("Ada Lovelace-Byron", person),
+        ("Globex System", organization),
+        ("Acme Corp", person),
+        ("A. Turing", person),
+    ]
+    batch = best_matches(workspace, asked)
+    alone = [best_match(workspace, name, entity_type) for name, entity_type in asked]
+    assert [m and (m[0].pk, m[1]) for m in batch] == [m and (m[0].pk, m[1]) for m in alone]
+    named = [m and m[0].name for m in batch]
+    assert named[0] == "Acme Corporation"
+    assert named[1] is None
+    assert named[3] == "Globex Systems"
+    assert named[4] is None  # an organization's name is no person's match

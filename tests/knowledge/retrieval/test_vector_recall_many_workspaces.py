@@ -24,7 +24,7 @@ from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.models import Entity, EntityType
 from knowledge.retrieval.signals.vector import vector_signals
 from knowledge.retrieval.types import QueryVector
-from knowledge.selectors.matching import nearest_by_embedding
+from knowledge.selectors.matching import nearest_by_embedding, nearest_by_embeddings
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 
@@ -130,3 +130,27 @@ def test_small_workspace_gets_its_true_neighbours(crowded, settings, exact_max_r
     match = nearest_by_embedding(small, ids["type"], query.tolist(), model=MODEL)
     assert match is not None
     assert match[0].pk == _exact(ids["entities"], crowded["name_vectors"], query, 1)[0]
+
+
+@pytest.mark.parametrize("exact_max_rows", [10_000, 0])
+def test_nearest_names_of_a_batch_are_each_vector_s_own(crowded, settings, exact_max_rows):
+    """Consolidation asks for a window's new names in one statement: each vector still gets
+    the nearest name it gets alone (exactly its true nearest when compared exactly), and a
+    vector near none of them gets none."""
+    settings.VECTOR_EXACT_MAX_ROWS = exact_max_rows
+    query, small, ids = crowded["query"], crowded["small"], crowded["ids"]
+    rng = np.random.default_rng(21)
+    far = rng.standard_normal(DIM)
+    far /= np.linalg.norm(far)
+    near = _around(query, 0.97, 3, rng)
+    asked = [near[0], far, query, near[1], near[2]]
+    matches = nearest_by_embeddings(small, [(ids["type"], v.tolist()) for v in asked], model=MODEL)
+    alone = [nearest_by_embedding(small, ids["type"], v.tolist(), model=MODEL) for v in asked]
+    assert [m and m[0].pk for m in matches] == [m and m[0].pk for m in alone]
+    assert matches[1] is None
+    assert sum(m is not None for m in matches) == 4
+    if exact_max_rows:
+        for vector, match in zip(asked, matches, strict=True):
+            if match is not None:
+                nearest = _exact(ids["entities"], crowded["name_vectors"], vector, 1)[0]
+                assert match[0].pk == nearest
