@@ -9,6 +9,7 @@ recognition and graph (saying so in its warnings).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,16 @@ ENTITY_MIN_SIMILARITY = 0.3
 EF_SEARCH = 100
 
 _iterative_scan: dict[str, bool] = {}
+
+# Whether a workspace's chunks / active entities are too many to compare exactly is
+# counted (up to VECTOR_EXACT_MAX_ROWS + 1 rows on its b-trees, ~2-4 ms at 100k chunks,
+# on every search) until the answer is "too many"; that answer is then kept this long per
+# workspace: a workspace that large rarely shrinks below the bound, and if it does, the
+# index's walk still answers, redone exactly when it comes back short. A small workspace
+# is counted every time (quick, and it may be being filled).
+LARGE_TTL_SECONDS = 300.0
+# (database, workspace, bound, "chunks" | "entities") -> when it was counted above the bound
+_large: dict[tuple[str, int, int, str], float] = {}
 
 
 def _supports_iterative_scan() -> bool:
@@ -114,7 +125,8 @@ def _prepare(cursor: Any, workspace_id: int, candidates: int) -> tuple[bool, boo
     """Set up this transaction's index walks, and tell whether the workspace's chunks and
     its active entities are few enough (VECTOR_EXACT_MAX_ROWS) to be compared exactly: one
     statement, the rows counted on the workspace's b-trees and no further than the bound
-    (every row of the workspace, whatever its model: an upper bound of what is compared).
+    (every row of the workspace, whatever its model: an upper bound of what is compared),
+    and not at all while an earlier count above the bound is recent (LARGE_TTL_SECONDS).
 
     pgvector >= 0.8 walks on (iterative scan) until LIMIT rows passed the filters or
     VECTOR_MAX_SCAN_TUPLES were read; older versions return at most ef_search rows, so it
@@ -131,16 +143,30 @@ def _prepare(cursor: Any, workspace_id: int, candidates: int) -> tuple[bool, boo
     else:
         walk = "set_config('hnsw.ef_search', %s, true)"
         params = [ef_search]
-    cursor.execute(
-        f"SELECT {walk}, "  # noqa: S608 (our SQL; values are parameters)
-        "(SELECT count(*) FROM (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
-        "LIMIT %s) AS c), "
-        "(SELECT count(*) FROM (SELECT 1 FROM knowledge_entity WHERE workspace_id = %s "
-        "AND state = 'active' LIMIT %s) AS e)",
-        [*params, workspace_id, bound + 1, workspace_id, bound + 1],
-    )
+    database = str(connection.settings_dict.get("NAME"))
+    now = time.monotonic()
+    counts = {
+        "chunks": "(SELECT count(*) FROM (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
+        "LIMIT %s) AS c)",
+        "entities": "(SELECT count(*) FROM (SELECT 1 FROM knowledge_entity WHERE "
+        "workspace_id = %s AND state = 'active' LIMIT %s) AS e)",
+    }
+    counted: list[str] = []
+    sql = f"SELECT {walk}"
+    for table, count_sql in counts.items():
+        seen = _large.get((database, workspace_id, bound, table))
+        if seen is None or now - seen >= LARGE_TTL_SECONDS:
+            counted.append(table)
+            sql += f", {count_sql}"
+            params += [workspace_id, bound + 1]
+    cursor.execute(sql, params)  # our SQL; values are parameters
     row = cursor.fetchone()
-    return int(row[-2]) <= bound, int(row[-1]) <= bound
+    few = dict.fromkeys(counts, False)
+    for table, count in zip(counted, row[len(row) - len(counted) :], strict=True):
+        few[table] = int(count) <= bound
+        if not few[table]:
+            _large[(database, workspace_id, bound, table)] = now
+    return few["chunks"], few["entities"]
 
 
 def _nearest(
