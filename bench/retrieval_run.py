@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
@@ -509,24 +514,30 @@ def main() -> None:
         action="store_true",
         help="load the workspace and keep it (measure later with --reuse on a quiet machine)",
     )
+    parser.add_argument(
+        "--ab", type=Path, help="another checkout to compare with, in the same run (see there)"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="--ab: runs of each side")
+    parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)  # read by retrieval.py
+    parser.add_argument("--measure-file", type=Path, help=argparse.SUPPRESS)  # one --ab run
     args = parser.parse_args()
+    if args.measure_file is not None:
+        measure_side(args)
+        return
     call_command("migrate", verbosity=0)
     workspace = bench_workspace(
-        chunks=args.chunks, entities=args.entities, seed=args.seed, reuse=args.reuse
+        chunks=args.chunks,
+        entities=args.entities,
+        seed=args.seed,
+        reuse=args.reuse or bool(args.ab),
     )
     if args.load_only:
         return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT embedding_model FROM ingest_chunk WHERE workspace_id = %s LIMIT 1",
-            [workspace.pk],
-        )
-        row = cursor.fetchone()
-    model = row[0] if row else RANDOM_MODEL
-    rng = random.Random(args.seed)
-    queries = make_queries(workspace, args.queries, rng)
-    vectors = query_vectors(queries, model)
+    queries, vectors = bench_queries(workspace, args.queries, args.seed)
     print(json.dumps({"examples": [q for _, q in queries[:8]]}), flush=True)
+    if args.ab is not None:
+        compare(workspace, queries, vectors, args)
+        return
     results = []
     for hops in args.hops:
         row_out = measure(
@@ -541,3 +552,112 @@ def main() -> None:
     ]}), flush=True)  # fmt: skip
     if not args.keep:
         drop(workspace)
+
+
+def bench_queries(
+    workspace: Workspace, count: int, seed: int
+) -> tuple[list[tuple[str, str]], list[QueryVector]]:
+    """The queries and their vectors: the same ones on every run of the same workspace and
+    seed (the database's random() is seeded too: make_queries samples names with it)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setseed(%s)", [((seed * 7919) % 1000) / 1000])
+        cursor.execute(
+            "SELECT embedding_model FROM ingest_chunk WHERE workspace_id = %s LIMIT 1",
+            [workspace.pk],
+        )
+        row = cursor.fetchone()
+    model = row[0] if row else RANDOM_MODEL
+    queries = make_queries(workspace, count, random.Random(seed))
+    return queries, query_vectors(queries, model)
+
+
+# --- the same run, two checkouts (--ab) -------------------------------------------------------
+
+
+def compare(
+    workspace: Workspace,
+    queries: list[tuple[str, str]],
+    vectors: list[QueryVector],
+    args: argparse.Namespace,
+) -> None:
+    """`--rounds` runs of each side, alternating (base first in odd rounds, this checkout
+    first in even ones), each a fresh process measuring the same queries; then the medians
+    of the per-run p50 / p95 and their ratio (this checkout / the other)."""
+    here = Path(__file__).resolve().parent.parent
+    sides = {"base": args.ab.resolve(), "new": here}
+    # The other checkout's settings would start the server of its own var/pgdata: both
+    # sides use this one's (the database, the workspace and the queries are shared).
+    environment = {**os.environ, "GRAPHLOOM_PGDATA": str(settings.GRAPHLOOM_PGDATA)}
+    with tempfile.TemporaryDirectory() as folder:
+        plan = Path(folder) / "queries.json"
+        plan.write_text(json.dumps({
+            "slug": workspace.slug, "limit": args.limit, "hops": args.hops,
+            "warmup": args.warmup, "queries": queries,
+            "vectors": [{"model": v.model, "values": list(map(float, v.values))} for v in vectors],
+        }))  # fmt: skip
+        runs: dict[str, list[dict[str, Any]]] = {"base": [], "new": []}
+        for round_no in range(1, args.rounds + 1):
+            order = ["base", "new"] if round_no % 2 else ["new", "base"]
+            for side in order:
+                command = [sys.executable, str(here / "bench" / "retrieval.py"),
+                           "--code", str(sides[side]), "--measure-file", str(plan)]  # fmt: skip
+                done = subprocess.run(
+                    command, capture_output=True, text=True, check=False, env=environment
+                )
+                rows = [json.loads(line) for line in done.stdout.splitlines()
+                        if line.startswith("{")]  # fmt: skip
+                if done.returncode != 0 or not rows:
+                    raise SystemExit(f"{side} run failed:\n{done.stderr[-3000:]}")
+                for row in rows:
+                    row["side"], row["round"] = side, round_no
+                    runs[side].append(row)
+                    print(json.dumps({k: row[k] for k in
+                                      ("round", "side", "hops", "p50_ms", "p95_ms", "p99_ms")}),
+                          flush=True)  # fmt: skip
+    print(json.dumps({"ab": ab_summary(runs, args.hops)}), flush=True)
+
+
+def ab_summary(runs: dict[str, list[dict[str, Any]]], hops: list[int]) -> list[dict[str, Any]]:
+    """Per hops setting: each side's per-run p50 / p95, their medians, each stage's and each
+    kind of query's median p50 / p95 over the runs, and new / base."""
+    out = []
+    for h in hops:
+        row: dict[str, Any] = {"hops": h}
+        for side, rows in runs.items():
+            mine = [r for r in rows if r["hops"] == h]
+            row[side] = {
+                "runs_p50_ms": [r["p50_ms"] for r in mine],
+                "runs_p95_ms": [r["p95_ms"] for r in mine],
+                "p50_ms": round(statistics.median(r["p50_ms"] for r in mine), 2),
+                "p95_ms": round(statistics.median(r["p95_ms"] for r in mine), 2),
+                "stages_ms": _medians([r["stages_ms"] for r in mine]),
+                "by_kind_ms": _medians([r["by_kind_ms"] for r in mine]),
+            }
+        for p in ("p50_ms", "p95_ms"):
+            row[f"ratio_{p}"] = round(row["new"][p] / max(row["base"][p], 1e-9), 3)
+        out.append(row)
+    return out
+
+
+def _medians(tables: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """name -> {"p50", "p95"}: the median over the runs of each (0 where a run lacks it)."""
+    names = sorted({name for table in tables for name in table})
+    return {
+        name: {
+            p: round(statistics.median(t.get(name, {}).get(p, 0.0) for t in tables), 2)
+            for p in ("p50", "p95")
+        }
+        for name in names
+    }
+
+
+def measure_side(args: argparse.Namespace) -> None:
+    """One run of `--ab`: the plan's queries on the code this process was started with."""
+    plan = json.loads(args.measure_file.read_text())
+    workspace = Workspace.objects.get(slug=plan["slug"])
+    queries = [(kind, query) for kind, query in plan["queries"]]
+    vectors = [QueryVector(model=v["model"], values=v["values"]) for v in plan["vectors"]]
+    for hops in plan["hops"]:
+        row_out = measure(workspace, queries, vectors, limit=plan["limit"], hops=hops,
+                          warmup=plan["warmup"])  # fmt: skip
+        print(json.dumps(row_out), flush=True)
