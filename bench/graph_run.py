@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -268,12 +269,70 @@ class ServerCpu:
 
 def timed_pg(
     cpu: ServerCpu, call: Callable[..., Any], **kwargs: Any
-) -> tuple[Any, float, float | None]:
-    """One backend call: its result, wall-clock ms, and the server's CPU ms (or None)."""
+) -> tuple[Any, float, float | None, float]:
+    """One backend call: its result, wall-clock ms, the server's CPU ms (or None), and this
+    process's CPU ms (the driver reading the rows and the answer's objects being built:
+    with the server's, where a query's time goes when the wall clock is noisy)."""
     before = cpu.read() if cpu.available else None
+    client_before = time.process_time()
     result, elapsed = timed(call, **kwargs)
+    client = (time.process_time() - client_before) * 1000
     after = cpu.read() if before is not None else None
-    return result, elapsed, None if before is None or after is None else after - before
+    return result, elapsed, None if before is None or after is None else after - before, client
+
+
+class Baseline:
+    """Another version of the backend module (a file, e.g. knowledge/graph/postgres.py of an
+    older checkout): every query is also asked of it, right before or after this tree's
+    backend (the order drawn per query), on the same connection and the same schema, so the
+    two are compared at the same moments of a shared machine rather than in runs minutes
+    apart. Only the Python side and the SQL it sends differ: a change of schema (a migration)
+    is compared by alternating whole runs instead. Its answers must equal this backend's,
+    field for field (nodes with every field, edge ids, `truncated`, the exact path)."""
+
+    def __init__(self, path: str, seed: int) -> None:
+        spec = importlib.util.spec_from_file_location("bench_baseline_graph_backend", path)
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"--baseline: cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        self.backend = module.PostgresGraphBackend("baseline", {})
+        self.rng = random.Random(seed)
+        self.samples: dict[str, tuple[list[float], list[float], list[float], list[bool]]] = {}
+
+    def call(
+        self, label: str, cpu: ServerCpu, new: Callable[..., Any], method: str, **kwargs: Any
+    ) -> tuple[Any, float, float | None, float]:
+        """`new(**kwargs)` timed as `timed_pg` does, and the baseline's `method` before or
+        after it; the baseline's figures and whether its answer was the same are kept."""
+        old = getattr(self.backend, method)
+        first = self.rng.random() < 0.5
+        if first:
+            old_result, old_ms, old_server, old_client = timed_pg(cpu, old, **kwargs)
+        measured = timed_pg(cpu, new, **kwargs)
+        if not first:
+            old_result, old_ms, old_server, old_client = timed_pg(cpu, old, **kwargs)
+        wall, server, client, same = self.samples.setdefault(label, ([], [], [], []))
+        wall.append(old_ms)
+        if old_server is not None:
+            server.append(old_server)
+        client.append(old_client)
+        same.append(old_result == measured[0])
+        return measured
+
+    def summary(self, label: str, pg_ms: list[float]) -> dict[str, Any]:
+        """The baseline's figures for `label` since the last summary (one round)."""
+        wall, server, client, same = self.samples.pop(label)
+        figures: dict[str, Any] = percentiles(wall)
+        if server:
+            figures["server_cpu_p50_ms"] = round(statistics.median(server), 2)
+        figures["client_cpu_p50_ms"] = round(statistics.median(client), 2)
+        new_p50 = statistics.median(pg_ms)
+        return {
+            "baseline": figures,
+            "ratio_to_baseline_p50": round(new_p50 / statistics.median(wall), 3),
+            "same_as_baseline": f"{sum(same)}/{len(same)}",
+        }
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -292,10 +351,13 @@ def compare(
     agree: int,
     extra: dict[str, Any],
     cpu_ms: list[float] | None = None,
+    client_ms: list[float] | None = None,
 ) -> dict[str, Any]:
     pg, base = percentiles(pg_ms), percentiles(nx_ms)
     if cpu_ms:
         pg["server_cpu_p50_ms"] = round(statistics.median(cpu_ms), 2)
+    if client_ms:
+        pg["client_cpu_p50_ms"] = round(statistics.median(client_ms), 2)
     return {
         "query": name,
         "queries": len(pg_ms),
@@ -318,24 +380,26 @@ def bench_neighborhood(
     *,
     hops: int,
     limit: int,
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     pg_ms: list[float] = []
     cpu_ms: list[float] = []
+    client_ms: list[float] = []
     nx_ms: list[float] = []
     agree = truncated = 0
     sizes: list[int] = []
     for seed in seeds:
-        result, elapsed, used = timed_pg(
-            cpu,
-            backend.neighborhood,
-            workspace_id=workspace.pk,
-            seeds=[seed],
-            hops=hops,
-            limit=limit,
-        )
+        kwargs = {"workspace_id": workspace.pk, "seeds": [seed], "hops": hops, "limit": limit}
+        if baseline is None:
+            result, elapsed, used, client = timed_pg(cpu, backend.neighborhood, **kwargs)
+        else:
+            result, elapsed, used, client = baseline.call(
+                f"hops={hops}", cpu, backend.neighborhood, "neighborhood", **kwargs
+            )
         pg_ms.append(elapsed)
         if used is not None:
             cpu_ms.append(used)
+        client_ms.append(client)
         (depth, edges, cut), elapsed = timed(
             nx_neighborhood, graph, degree, seed, hops=hops, limit=limit
         )
@@ -351,8 +415,13 @@ def bench_neighborhood(
         pg_ms,
         nx_ms,
         agree,
-        {"truncated": truncated, "mean_nodes": round(statistics.fmean(sizes), 1)},
+        {
+            "truncated": truncated,
+            "mean_nodes": round(statistics.fmean(sizes), 1),
+            **({} if baseline is None else baseline.summary(f"hops={hops}", pg_ms)),
+        },
         cpu_ms,
+        client_ms,
     )
 
 
@@ -362,24 +431,31 @@ def bench_paths(
     workspace: Workspace,
     graph: nx.Graph,
     pairs: list[tuple[int, int, int]],
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     pg_ms: list[float] = []
     cpu_ms: list[float] = []
+    client_ms: list[float] = []
     nx_ms: list[float] = []
     agree = found = 0
     lengths: list[int] = []
     for source, target, max_hops in pairs:
-        result, elapsed, used = timed_pg(
-            cpu,
-            backend.shortest_path,
-            workspace_id=workspace.pk,
-            source=source,
-            target=target,
-            max_hops=max_hops,
-        )
+        kwargs = {
+            "workspace_id": workspace.pk,
+            "source": source,
+            "target": target,
+            "max_hops": max_hops,
+        }
+        if baseline is None:
+            result, elapsed, used, client = timed_pg(cpu, backend.shortest_path, **kwargs)
+        else:
+            result, elapsed, used, client = baseline.call(
+                "path", cpu, backend.shortest_path, "shortest_path", **kwargs
+            )
         pg_ms.append(elapsed)
         if used is not None:
             cpu_ms.append(used)
+        client_ms.append(client)
         path, elapsed = timed(nx_path, graph, source, target, max_hops=max_hops)
         nx_ms.append(elapsed)
         assert result is None or isinstance(result, PathResult)
@@ -397,8 +473,10 @@ def bench_paths(
         {
             "found": found,
             "mean_length": round(statistics.fmean(lengths), 2) if lengths else None,
+            **({} if baseline is None else baseline.summary("path", pg_ms)),
         },
         cpu_ms,
+        client_ms,
     )
 
 
@@ -409,13 +487,23 @@ def summary(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     for runs in zip(*rounds, strict=True):
         row: dict[str, Any] = {"query": runs[0]["query"], "rounds": len(runs)}
         for side in ("postgres", "networkx"):
-            for figure in ("p50_ms", "p95_ms", "server_cpu_p50_ms"):
+            for figure in ("p50_ms", "p95_ms", "server_cpu_p50_ms", "client_cpu_p50_ms"):
                 values = [r[side][figure] for r in runs if figure in r[side]]
                 if values:
                     row[f"{side}_{figure}"] = round(statistics.median(values), 2)
         if row.get("networkx_p50_ms"):
             row["ratio_p50"] = round(row["postgres_p50_ms"] / row["networkx_p50_ms"], 2)
         row["same"] = all(r["same_answer"].split("/")[0] == str(r["queries"]) for r in runs)
+        if "baseline" in runs[0]:
+            for figure in ("p50_ms", "p95_ms", "server_cpu_p50_ms", "client_cpu_p50_ms"):
+                values = [r["baseline"][figure] for r in runs if figure in r["baseline"]]
+                if values:
+                    row[f"baseline_{figure}"] = round(statistics.median(values), 2)
+            ratios = [r["ratio_to_baseline_p50"] for r in runs]
+            row["ratio_to_baseline_p50"] = round(statistics.median(ratios), 3)
+            row["same_as_baseline"] = all(
+                r["same_as_baseline"].split("/")[0] == str(r["queries"]) for r in runs
+            )
         out.append(row)
     return out
 
@@ -436,6 +524,12 @@ def main() -> None:
         type=int,
         default=1,
         help="run the same queries this many times; the summary gives the median of each figure",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="another version of knowledge/graph/postgres.py to ask every query too, "
+        "interleaved (see Baseline)",
     )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
@@ -463,6 +557,7 @@ def main() -> None:
     )
     backend = PostgresGraphBackend("bench", {})
     cpu = ServerCpu()
+    baseline = None if args.baseline is None else Baseline(args.baseline, args.seed)
     rng = random.Random(args.seed)
     ids = sorted(degree)
     seeds = [rng.choice(ids) for _ in range(args.queries)]
@@ -477,11 +572,19 @@ def main() -> None:
         for hops in (2, 3):
             results.append(
                 bench_neighborhood(
-                    backend, cpu, workspace, graph, degree, seeds, hops=hops, limit=args.limit
+                    backend,
+                    cpu,
+                    workspace,
+                    graph,
+                    degree,
+                    seeds,
+                    hops=hops,
+                    limit=args.limit,
+                    baseline=baseline,
                 )
             )
             print(json.dumps({"round": number, **results[-1]}), flush=True)
-        results.append(bench_paths(backend, cpu, workspace, graph, pairs))
+        results.append(bench_paths(backend, cpu, workspace, graph, pairs, baseline))
         print(json.dumps({"round": number, **results[-1]}), flush=True)
         rounds.append(results)
     _, hubs_ms = timed(backend.hubs, workspace_id=workspace.pk, limit=20)
