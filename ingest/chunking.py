@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -226,10 +227,24 @@ def _finalize(
     text: str, groups: list[list[_Unit]], *, counter: TokenCounter, max_tokens: int
 ) -> list[ChunkSpan]:
     """Exact token counts for whole chunks (in one batch); a group whose parts summed under
-    the budget but whose whole does not (seams can add a token) is split in two."""
+    the budget but whose whole does not (seams can add a token) is split in two.
+
+    With an additive counter (ingest/embeddings.py) a group whose units are all separated
+    by whitespace has exactly the sum of their counts: only the other groups (a hard cut
+    inside a word) are tokenized again. Tokenizing every chunk a second time cost as much as
+    counting the sentences did, and the model tokenizes the chunk once more anyway."""
     bodies = [text[g[0].start : g[-1].end] for g in groups]
+    exact_counts: list[int | None] = (
+        [sum(u.tokens for u in g) if _whitespace_seams(text, g) else None for g in groups]
+        if getattr(counter, "additive", False)
+        else [None] * len(groups)
+    )
+    missing = [i for i, n in enumerate(exact_counts) if n is None]
+    for i, n in zip(missing, counter.count([bodies[i] for i in missing]), strict=True):
+        exact_counts[i] = n
     chunks: list[ChunkSpan] = []
-    for group, body, exact in zip(groups, bodies, counter.count(bodies), strict=True):
+    for group, body, exact in zip(groups, bodies, exact_counts, strict=True):
+        assert exact is not None
         if exact > max_tokens and len(group) > 1:
             chunks.extend(
                 _finalize(text, [group[:-1], group[-1:]], counter=counter, max_tokens=max_tokens)
@@ -240,6 +255,17 @@ def _finalize(
             ChunkSpan(group[0].start, group[-1].end, body, exact, path, group[0].boilerplate)
         )
     return chunks
+
+
+def _whitespace_seams(text: str, group: list[_Unit]) -> bool:
+    """Whether only spaces, tabs and line ends separate each unit of the group from the
+    next: not a hard cut (nothing between them), not a closing quote left between two
+    sentences, not a control character a tokenizer's normaliser deletes (which would join
+    the words on either side)."""
+    return all(
+        a.end < b.start and not text[a.end : b.start].strip(" \t\n\r")
+        for a, b in itertools.pairwise(group)
+    )
 
 
 def _section_remainders(units: Sequence[_Unit]) -> list[int]:

@@ -38,7 +38,12 @@ class EmbeddingUnavailable(RuntimeError):
 
 
 class TokenCounter(Protocol):
-    """What the chunker needs from a tokenizer."""
+    """What the chunker needs from a tokenizer. `additive`: the tokens of pieces of text
+    joined by whitespace are the sum of each piece's tokens (no token crosses whitespace and
+    nothing depends on a neighbour), so the chunker can add its sentences' counts instead of
+    tokenizing every chunk again."""
+
+    additive: bool
 
     def count(self, texts: Sequence[str]) -> list[int]: ...
 
@@ -56,6 +61,13 @@ class FastTokenizerCounter:
         self._tokenizer = Tokenizer.from_str(tokenizer.to_str())
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
+        # WordPiece behind BERT's pre-tokenizer (splits at whitespace and punctuation) and
+        # normaliser (character by character) is additive; others (SentencePiece's "▁"
+        # marks a word's start, byte-level BPE merges a leading space) are not assumed to be.
+        self.additive = type(self._tokenizer.pre_tokenizer).__name__ == "BertPreTokenizer" and (
+            self._tokenizer.normalizer is None
+            or type(self._tokenizer.normalizer).__name__ == "BertNormalizer"
+        )
 
     def count(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -72,6 +84,7 @@ class ApproximateCounter:
     single punctuation marks, which over- rather than under-counts WordPiece tokens."""
 
     _piece = re.compile(r"\w{1,4}|[^\w\s]")
+    additive = True  # no piece crosses whitespace
 
     def count(self, texts: Sequence[str]) -> list[int]:
         return [sum(1 for _ in self._piece.finditer(t)) for t in texts]

@@ -125,9 +125,19 @@ def chunk(*, document: Document) -> None:
         _write_chunks(document, spans)
 
 
+# What a kept chunk may change when its document is chunked again.
+_CHUNK_PLACE = ("ordinal", "char_start", "char_end", "heading_path", "token_count")
+
+
 def _write_chunks(document: Document, spans: list[ChunkSpan]) -> None:
     existing: dict[tuple[str, bool], list[Chunk]] = {}
-    for old in Chunk.objects.filter(document=document).order_by("ordinal"):
+    # Not the text, vector or search vector: a document chunked again (the boilerplate pass
+    # sends documents round again, mostly to find their chunks unchanged) reads only these.
+    for old in (
+        Chunk.objects.filter(document=document)
+        .only(*_CHUNK_PLACE, "content_hash", "boilerplate")
+        .order_by("ordinal")
+    ):
         existing.setdefault((old.content_hash, old.boilerplate), []).append(old)
     kept: list[Chunk] = []
     created: list[Chunk] = []
@@ -135,9 +145,10 @@ def _write_chunks(document: Document, spans: list[ChunkSpan]) -> None:
         same = existing.get((span.content_hash, span.boilerplate))
         if same:
             row = same.pop(0)
-            row.ordinal, row.char_start, row.char_end = ordinal, span.start, span.end
-            row.heading_path, row.token_count = list(span.heading_path), span.token_count
-            kept.append(row)
+            place = (ordinal, span.start, span.end, list(span.heading_path), span.token_count)
+            if place != tuple(getattr(row, name) for name in _CHUNK_PLACE):
+                row.ordinal, row.char_start, row.char_end, row.heading_path, row.token_count = place
+                kept.append(row)  # only rows that moved are written
         else:
             created.append(
                 Chunk(
@@ -157,9 +168,7 @@ def _write_chunks(document: Document, spans: list[ChunkSpan]) -> None:
     if stale:
         run_deletion_hooks(stale)
         Chunk.objects.filter(pk__in=stale).delete()
-    Chunk.objects.bulk_update(
-        kept, ["ordinal", "char_start", "char_end", "heading_path", "token_count"], batch_size=500
-    )
+    Chunk.objects.bulk_update(kept, list(_CHUNK_PLACE), batch_size=500)
     Chunk.objects.bulk_create(created, batch_size=500)
     document.status = DocumentStatus.CHUNKED
     document.save(update_fields=["status", "updated_at"])

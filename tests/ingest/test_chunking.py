@@ -119,3 +119,27 @@ def test_counts_are_not_capped_after_the_model_encoded_something(model_counter, 
         ["warm up " * 400]
     )  # sentence-transformers re-enables truncation on its tokenizer
     assert model_counter.count(["word " * 1000]) == [1000]
+
+
+def test_token_counts_stay_exact_where_sentences_are_not_joined_by_whitespace_alone(
+    model_counter,
+):
+    # The model's tokenizer adds sentence counts instead of counting each chunk again; a
+    # closing quote between two sentences and a cut inside an over-long word are not in
+    # either sentence, so those chunks must still be counted whole.
+    assert model_counter.additive
+    text = (
+        "# Quotes\n\n"
+        + " ".join(
+            f'She said "stop {i}." Then (they left {i}.) "Why?" he asked.' for i in range(60)
+        )
+        + "\n\n# Words\n\n"
+        + " ".join(("ab" * 150 + " tail.") for _ in range(20))
+        + "\n\n"
+        + "z" * 4000
+        + " end."
+    )
+    for overlap in (0, 32):
+        chunks = chunk_text(text, counter=model_counter, max_tokens=60, overlap_tokens=overlap)
+        assert [c.token_count for c in chunks] == model_counter.count([c.text for c in chunks])
+        assert all(c.token_count <= 60 for c in chunks)
