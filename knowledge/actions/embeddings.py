@@ -43,11 +43,6 @@ NAME_VECTOR_CACHE_SIZE = 50_000
 # its length; 128 a pass embedded 429 names 3.3x faster than the chunks' 16 (bench/
 # doc_quality.py speed).
 NAME_BATCH_SIZE = 128
-# Torch threads for names: their passes are small matrices, which a second thread splits for
-# less than the split costs; 1,024 of the Python manual's entity names took 2.8-3.0 s on one
-# thread against 5.1-6.1 s on two on the 2-core machine with little else running, and 7.5-9.7
-# s against 17-26 s with other work running (docs/BENCHMARKS.md, end to end).
-NAME_THREADS = 1
 _name_cache: dict[tuple[str, str], list[float]] = {}
 _name_cache_lock = threading.Lock()
 
@@ -68,8 +63,7 @@ def name_vectors(name_list: list[str]) -> dict[str, Any]:
         }
     missing = [name for name in unique if name not in vectors]
     if missing:
-        encoded = embedder.encode(missing, batch_size=NAME_BATCH_SIZE, threads=NAME_THREADS)
-        made = dict(zip(missing, encoded, strict=True))
+        made = dict(zip(missing, embedder.encode(missing, batch_size=NAME_BATCH_SIZE), strict=True))
         with _name_cache_lock:
             if len(_name_cache) + len(made) > NAME_VECTOR_CACHE_SIZE:
                 _name_cache.clear()
