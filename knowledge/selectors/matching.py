@@ -261,36 +261,15 @@ def _candidates(
     if not scoped:
         return {}
     per_key = max(1, settings.CONSOLIDATION_MAX_CANDIDATES // 2)
-    table = Entity._meta.db_table
     found: dict[int, list[Entity]] = {}
+    # One GIN lookup per key, in a function whose plan cannot be anything else (migration
+    # knowledge/0020: a young workspace's stale statistics led the planner to test every
+    # active name instead).
     for entity in Entity.objects.raw(
-        f"""
-        SELECT position, id, name, canonical_name, type_id, mention_count, blocking_keys
-        FROM (
-            SELECT position, id, name, canonical_name, type_id, mention_count, blocking_keys,
-                   row_number() OVER (PARTITION BY position ORDER BY id) AS rank
-            FROM (
-                SELECT DISTINCT ON (k.position, e.id) k.position, e.id, e.name,
-                       e.canonical_name, e.type_id, e.mention_count, e.blocking_keys
-                FROM unnest(%s::int[], %s::bigint[], %s::text[]) AS k(position, type_id, key)
-                CROSS JOIN LATERAL (
-                    SELECT id, name, canonical_name, type_id, mention_count, blocking_keys
-                    FROM {table}
-                    WHERE knowledge_scoped_keys(type_id, blocking_keys) @> ARRAY[k.key]
-                      AND state = 'active' AND id <> %s
-                      -- Implied by the type (types are per workspace), and checked on the
-                      -- rows found (+ 0): intersecting with the workspace's or type's whole
-                      -- b-tree index cost ten times the lookup itself.
-                      AND workspace_id + 0 = %s AND type_id + 0 = k.type_id
-                    LIMIT %s
-                ) AS e
-                ORDER BY k.position, e.id
-            ) AS distinct_candidates
-        ) AS ranked
-        WHERE rank <= %s
-        ORDER BY position, id
-        """,  # noqa: S608 (the table name is ours; every value is a parameter)
-        [positions, type_ids, scoped, exclude or 0, workspace.pk, per_key,
+        "SELECT * FROM knowledge_blocking_candidates("
+        "%s::bigint, %s::integer[], %s::bigint[], %s::text[], %s::bigint, %s::integer, "
+        "%s::integer)",
+        [workspace.pk, positions, type_ids, scoped, exclude or 0, per_key,
          settings.CONSOLIDATION_MAX_CANDIDATES],
     ):  # fmt: skip
         found.setdefault(entity.position, []).append(entity)  # type: ignore[attr-defined]
