@@ -244,7 +244,15 @@ def doubles(run: dict[str, Any], first: dict[str, Any]) -> dict[str, int]:
             run["extraction_runs"] - first["extraction_runs"]
         ),
         "windows_extracted_twice": max(0, run["windows_extracted"] - run["extraction_runs"]),
-        "windows_cached_beyond_first_run": max(0, run["windows_cached"] - first["windows_cached"]),
+        # A document processed again finds its windows cached. So does a slice's
+        # continuation resuming a document whose extraction the slice stopped between two
+        # windows (its stored runs are read back, not extracted again: windows_extracted_twice
+        # above), so cached windows count as doubled only in a run without continuations.
+        "windows_cached_beyond_first_run": (
+            max(0, run["windows_cached"] - first["windows_cached"])
+            if run["slices"] <= first["slices"]
+            else 0
+        ),
         "mentions_stored_twice": run["mentions_stored_twice"],
         "evidence_stored_twice": run["evidence_stored_twice"],
     }
