@@ -260,3 +260,9 @@ def get_token_counter() -> tuple[TokenCounter, int]:
     except EmbeddingUnavailable:
         return ApproximateCounter(), 254
     return embedder.counter, embedder.chunk_token_budget
+
+
+def vector_literal(values: Sequence[float]) -> str:
+    """A vector in pgvector's text form (`[0.1,0.2,...]`), for a `%s::vector` parameter:
+    `repr` keeps every float exactly."""
+    return "[" + ",".join(repr(float(v)) for v in values) + "]"

@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 
-from ingest.embeddings import get_embedder
+from ingest.embeddings import get_embedder, vector_literal
 from ingest.models import Chunk
 from system import slices
 
@@ -51,7 +51,8 @@ def do_embed_chunks(
         computed += len(todo)
         rows = [
             (
-                _vector_literal(vectors[c.pk] if c.pk in vectors else known[c.content_hash]),
+                # `known` holds no NULL vector (excluded above).
+                vector_literal(vectors[c.pk] if c.pk in vectors else known[c.content_hash]),  # type: ignore[arg-type]
                 embedder.model_id,
                 embedder.dimension,
                 c.pk,
@@ -69,10 +70,6 @@ def do_embed_chunks(
         if on_progress is not None:
             on_progress(len(batch))
     return computed
-
-
-def _vector_literal(vector: object) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"  # type: ignore[attr-defined]
 
 
 def do_ensure_vector_index(*, dimension: int) -> str:

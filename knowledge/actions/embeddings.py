@@ -22,7 +22,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from ingest.embeddings import EmbeddingUnavailable, get_embedder
+from ingest.embeddings import EmbeddingUnavailable, get_embedder, vector_literal
 from knowledge.models import Entity
 
 logger = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ def do_backfill_entity_embeddings(
         unique = sorted({name for _, name in batch})
         vectors = dict(zip(unique, embedder.encode(unique), strict=True))
         rows = [
-            (_vector_literal(vectors[name]), embedder.model_id, embedder.dimension, pk, name)
+            (vector_literal(vectors[name]), embedder.model_id, embedder.dimension, pk, name)
             for pk, name in batch
         ]
         # One prepared UPDATE per row, pipelined by psycopg (as for chunks); the name in the
@@ -162,7 +162,3 @@ def do_ensure_entity_vector_index(*, dimension: int) -> str:
             f"WHERE embedding_dim = {dim} AND state = 'active'"
         )
     return name
-
-
-def _vector_literal(vector: object) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from rapidfuzz import fuzz, process
 
+from ingest.embeddings import vector_literal
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
 from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match
@@ -131,7 +132,7 @@ def _nearest_rows(
     the index walk, redone exactly for a vector whose walk came back short."""
     dim = len(vectors[0])
     table = Entity._meta.db_table
-    literals = ["[" + ",".join(repr(float(v)) for v in vector) + "]" for vector in vectors]
+    literals = [vector_literal(vector) for vector in vectors]
 
     def query(exact: bool, wanted: list[str]) -> tuple[str, list[Any]]:
         # The bare column is what no index serves (an exact comparison); the cast is the

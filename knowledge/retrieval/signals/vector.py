@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from ingest.embeddings import vector_literal
 from knowledge.retrieval.limits import ENTITY_LIMIT
 from knowledge.retrieval.signals.scope import DocumentScope, scope_clause
 from knowledge.retrieval.types import QueryVector
@@ -79,7 +80,7 @@ def vector_signals(
     dim = vector.dimension
     if not 0 < dim <= 16000:
         return [], []
-    literal = "[" + ",".join(repr(float(v)) for v in vector.values) + "]"
+    literal = vector_literal(vector.values)
     entity_limit = min(candidates, ENTITY_LIMIT)
 
     def chunk_sql(exact: bool) -> tuple[str, list[Any]]:
