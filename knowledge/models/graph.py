@@ -116,7 +116,9 @@ class Entity(WorkspaceScopedModel):
             # The blocking keys prefixed with the type id ("121:smith"), so one GIN lookup
             # finds the entities of one workspace's type sharing a key without reading the
             # other types' and workspaces' (a common word is in thousands of names). The SQL
-            # function is created by migration 0009.
+            # function is created by migration 0009. Without GIN's pending list
+            # (fastupdate): consolidation reads this index right after writing it, and every
+            # lookup scanned the whole unmerged list (migration 0021).
             GinIndex(
                 Func(
                     F("type_id"),
@@ -126,6 +128,7 @@ class Entity(WorkspaceScopedModel):
                 ),
                 name="entity_scoped_blocking_keys",
                 condition=Q(state="active"),
+                fastupdate=False,
             ),
         ]
 
