@@ -30,6 +30,7 @@ from knowledge.models import (
     RelationEvidence,
     TypeStatus,
 )
+from system.bulk import update_rows
 
 # The weight of a hand-made relation no extraction supports (weights are strength / 10).
 MANUAL_RELATION_WEIGHT = 1.0
@@ -117,9 +118,7 @@ def _refresh_relations(relation_ids: set[int], *, prune: bool) -> None:
             relation.description = _top_fragments(d for d, _ in parts)
         relation.keywords = _keywords(k for _, ks in parts for k in ks)
         updates.append(relation)
-    Relation.objects.bulk_update(
-        updates, ["evidence_count", "weight", "description", "keywords"], batch_size=500
-    )
+    update_rows(updates, ["evidence_count", "weight", "description", "keywords"])
 
 
 def _refresh_entities(entity_ids: set[int], *, prune: bool) -> None:
@@ -158,11 +157,10 @@ def _refresh_entities(entity_ids: set[int], *, prune: bool) -> None:
         else:
             entity.description = _top_fragments(own)
         entity_updates.append(entity)
-    Entity.objects.bulk_update(
+    update_rows(
         entity_updates,
         ["mention_count", "source_ids", "first_seen_at", "last_seen_at", "description",
          "type_votes"],
-        batch_size=500,
     )  # fmt: skip
 
 
