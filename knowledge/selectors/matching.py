@@ -135,21 +135,27 @@ def _nearest_rows(
     literals = [vector_literal(vector) for vector in vectors]
 
     def query(exact: bool, wanted: list[str]) -> tuple[str, list[Any]]:
-        # The bare column is what no index serves (an exact comparison); the cast is the
-        # expression of the partial index entity_embedding_hnsw_<dim>.
-        column = "embedding" if exact else f"(embedding::vector({dim}))"
+        # Exact: the type's vectors are read once (a materialised CTE) and every name is
+        # compared with all of them; reading them from the table per name cost a heap
+        # fetch per name and vector, a window's names times the type's. The walk: the cast
+        # is the expression of the partial index entity_embedding_hnsw_<dim>.
+        rows = f"""
+            SELECT id, {"embedding" if exact else f"(embedding::vector({dim}))"} AS vector
+            FROM {table}
+            WHERE workspace_id = %s AND type_id = %s AND state = 'active'
+              AND embedding_dim = {dim} AND embedding_model = %s
+        """  # noqa: S608 (table name and dimension are ours; values are parameters)
         return (
             f"""
+            WITH names AS {"MATERIALIZED" if exact else "NOT MATERIALIZED"} ({rows})
             SELECT q.position, n.id, n.distance
             FROM unnest(%s::vector({dim})[]) WITH ORDINALITY AS q(vector, position)
             CROSS JOIN LATERAL (
-                SELECT id, {column} <=> q.vector AS distance FROM {table}
-                WHERE workspace_id = %s AND type_id = %s AND state = 'active'
-                  AND embedding_dim = {dim} AND embedding_model = %s
+                SELECT id, vector <=> q.vector AS distance FROM names
                 ORDER BY distance LIMIT %s
             ) AS n
-            """,  # noqa: S608 (table name and dimension are ours; values are parameters)
-            [wanted, workspace.pk, type_id, model, NEAREST_FETCH],
+            """,  # noqa: S608 (as above)
+            [workspace.pk, type_id, model, wanted, NEAREST_FETCH],
         )
 
     # One statement: this transaction's index walk (an older pgvector ignores the
