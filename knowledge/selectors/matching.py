@@ -271,7 +271,9 @@ def _candidates(
     found: dict[int, list[Entity]] = {}
     # One GIN lookup per key, in a function whose plan cannot be anything else (migration
     # knowledge/0020: a young workspace's stale statistics led the planner to test every
-    # active name instead).
+    # active name instead), planned at every call, over an index without a pending list
+    # (knowledge/0021: a plan cached from a crawl's first windows, and the unmerged entries
+    # every lookup scanned, made it 200-480 ms a window).
     for entity in Entity.objects.raw(
         "SELECT * FROM knowledge_blocking_candidates("
         "%s::bigint, %s::integer[], %s::bigint[], %s::text[], %s::bigint, %s::integer, "

@@ -43,6 +43,14 @@ _iterative_scan: dict[str, bool] = {}
 LARGE_TTL_SECONDS = 300.0
 # (database, workspace, bound, "chunks" | "entities") -> when it was counted above the bound
 _large: dict[tuple[str, int, int, str], float] = {}
+# Each table's rows of a workspace, counted no further than the bound (every row, whatever
+# its model: an upper bound of what is compared).
+_COUNTS = {
+    "chunks": "(SELECT count(*) FROM (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
+    "LIMIT %s) AS c)",
+    "entities": "(SELECT count(*) FROM (SELECT 1 FROM knowledge_entity WHERE "
+    "workspace_id = %s AND state = 'active' LIMIT %s) AS e)",
+}
 
 
 def _supports_iterative_scan() -> bool:
@@ -146,15 +154,9 @@ def _prepare(cursor: Any, workspace_id: int, candidates: int) -> tuple[bool, boo
         params = [ef_search]
     database = str(connection.settings_dict.get("NAME"))
     now = time.monotonic()
-    counts = {
-        "chunks": "(SELECT count(*) FROM (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
-        "LIMIT %s) AS c)",
-        "entities": "(SELECT count(*) FROM (SELECT 1 FROM knowledge_entity WHERE "
-        "workspace_id = %s AND state = 'active' LIMIT %s) AS e)",
-    }
     counted: list[str] = []
     sql = f"SELECT {walk}"
-    for table, count_sql in counts.items():
+    for table, count_sql in _COUNTS.items():
         seen = _large.get((database, workspace_id, bound, table))
         if seen is None or now - seen >= LARGE_TTL_SECONDS:
             counted.append(table)
@@ -162,7 +164,7 @@ def _prepare(cursor: Any, workspace_id: int, candidates: int) -> tuple[bool, boo
             params += [workspace_id, bound + 1]
     cursor.execute(sql, params)  # our SQL; values are parameters
     row = cursor.fetchone()
-    few = dict.fromkeys(counts, False)
+    few = dict.fromkeys(_COUNTS, False)
     for table, count in zip(counted, row[len(row) - len(counted) :], strict=True):
         few[table] = int(count) <= bound
         if not few[table]:
