@@ -93,6 +93,18 @@ class ApproximateCounter:
         return [m.span() for m in self._piece.finditer(text)]
 
 
+class _Tally:
+    """A count two threads add to (an embedder and its twin)."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self.value += n
+
+
 @dataclass
 class Embedder:
     model_id: str
@@ -100,9 +112,31 @@ class Embedder:
     max_seq_length: int
     counter: TokenCounter
     _model: Any = field(repr=False)
-    # Instrumentation: how many texts this process has encoded (benchmarks and tests read it).
-    texts_encoded: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # How many texts this embedder and its twins have encoded (one tally, shared).
+    _tally: _Tally = field(default_factory=lambda: _Tally(), repr=False)
+
+    @property
+    def texts_encoded(self) -> int:
+        """Instrumentation: texts encoded by this embedder and its twins (benchmarks and
+        tests read it to show nothing is embedded twice)."""
+        return self._tally.value
+
+    def twin(self) -> Embedder:
+        """Another embedder of the same model (same id, same vectors) with its own copy of
+        the weights and tokenizer and its own lock, for a second thread: a tokenizer is not
+        safe to share between threads, and one lock would make either thread wait behind
+        the other's batch (ingest/embedding_lane.py). The count of texts encoded is shared."""
+        import copy
+
+        return Embedder(
+            model_id=self.model_id,
+            dimension=self.dimension,
+            max_seq_length=self.max_seq_length,
+            counter=self.counter,
+            _model=copy.deepcopy(self._model),
+            _tally=self._tally,
+        )
 
     def encode(
         self, texts: Sequence[str], *, threads: int | None = None, batch_size: int | None = None
@@ -123,7 +157,7 @@ class Embedder:
                 normalize_embeddings=True,
                 show_progress_bar=False,
             )
-            self.texts_encoded += len(texts)
+            self._tally.add(len(texts))
         return [v.tolist() for v in vectors]
 
     @property

@@ -8,6 +8,7 @@ its own transaction.
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 from collections.abc import Callable
@@ -23,10 +24,12 @@ from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_m
 from ingest.actions.embeddings import do_embed_chunks
 from ingest.actions.sources import run_deletion_hooks
 from ingest.chunking import ChunkSpan, chunk_text
+from ingest.embedding_lane import AheadChunk, get_lane
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
 from ingest.parsers.base import ParserLimits
+from system import slices
 from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
 logger = logging.getLogger(__name__)
@@ -174,23 +177,71 @@ def _write_chunks(document: Document, spans: list[ChunkSpan]) -> None:
     document.save(update_fields=["status", "updated_at"])
 
 
-def group_prepared[F: Callable[..., None]](prepare: Callable[..., None]) -> Callable[[F], F]:
-    """Mark a stage as having a group step (see ingest/actions/pipeline.py)."""
+def group_prepared[F: Callable[..., None]](
+    prepare: Callable[..., None],
+    *,
+    each: Callable[..., None] | None = None,
+    wanted: Callable[[], bool] | None = None,
+) -> Callable[[F], F]:
+    """Mark a stage as having a group step (taken only while `wanted()`, when given), and
+    optionally a step for each document as it reaches the stage (see
+    ingest/actions/pipeline.py)."""
 
     def mark(stage: F) -> F:
         stage.prepare_group = prepare  # type: ignore[attr-defined]
+        if each is not None:
+            stage.prepare_each = each  # type: ignore[attr-defined]
+        if wanted is not None:
+            stage.group_wanted = wanted  # type: ignore[attr-defined]
         return stage
 
     return mark
 
 
+def _send_ahead(*, document_id: int) -> None:
+    """A chunked document's chunks that need vectors, sent to the embedding lane at once:
+    the model works on them while the group's next documents are parsed and chunked and
+    its earlier ones extracted (ingest/embedding_lane.py). Chunks whose text has a vector
+    in the workspace already are left for the stage to copy."""
+    lane = get_lane()
+    if lane is None or lane.holds(document_id):
+        return  # off, or sent by an earlier slice of the same task's work
+    document = (
+        Document.objects.filter(pk=document_id, status=DocumentStatus.CHUNKED)
+        .only("pk", "workspace_id")
+        .first()
+    )
+    if document is None:
+        return
+    chunks = list(
+        Chunk.objects.filter(document=document)
+        .exclude(embedding_model=lane.model_id)
+        .values_list("pk", "content_hash", "text")
+    )
+    known = set(
+        Chunk.objects.filter(
+            workspace_id=document.workspace_id,
+            embedding_model=lane.model_id,
+            content_hash__in={digest for _, digest, _ in chunks},
+        )
+        .exclude(embedding=None)
+        .values_list("content_hash", flat=True)
+    )
+    todo = [AheadChunk(*chunk) for chunk in chunks if chunk[1] not in known]
+    if todo:
+        lane.send(document_id, todo)
+
+
 def _embed_group(*, document_ids: list[int]) -> None:
     """Embed the chunks of a whole group in one call: sorting a few hundred chunks by
-    length before batching costs measurably less than a document's twenty at a time."""
+    length before batching costs measurably less than a document's twenty at a time.
+    With the embedding lane on, each document was sent ahead instead."""
     try:
         embedder = get_embedder()
     except EmbeddingUnavailable:
         return  # the embed stage of each document records why
+    if get_lane() is not None:
+        return
     ready = Document.objects.filter(pk__in=document_ids, status=DocumentStatus.CHUNKED)
     for source_id, workspace_id in set(ready.values_list("source_id", "workspace_id")):
         _embed_reporting(
@@ -203,7 +254,12 @@ def _embed_group(*, document_ids: list[int]) -> None:
 
 
 def _embed_reporting(
-    chunks: QuerySet[Chunk], *, source_id: int, workspace_id: int, document: str = ""
+    chunks: QuerySet[Chunk],
+    *,
+    source_id: int,
+    workspace_id: int,
+    document: str = "",
+    sent_ahead: Callable[[list[tuple[int, str]]], dict[int, list[float]]] | None = None,
 ) -> None:
     """Embed `chunks`, reporting live how many of how many are done (ingest/actions/
     activity.py)."""
@@ -216,10 +272,11 @@ def _embed_reporting(
         on_progress=ActivityCounter(
             source_id=source_id, stage="embedding", unit="chunks", total=total, document=document
         ),
+        sent_ahead=sent_ahead,
     )
 
 
-@group_prepared(_embed_group)
+@group_prepared(_embed_group, each=_send_ahead)
 def embed(*, document: Document) -> None:
     """Vectors for this document's chunks that lack one from the current model.
 
@@ -239,12 +296,18 @@ def embed(*, document: Document) -> None:
             warning=warning
         )
     else:
+        lane = get_lane()
         _embed_reporting(
             Chunk.objects.filter(document=document).exclude(embedding_model=embedder.model_id),
             source_id=document.source_id,
             workspace_id=document.workspace_id,
             document=document.title or document.path,
+            sent_ahead=None
+            if lane is None
+            else functools.partial(lane.vectors, document.pk, wait=slices.checkpoint),
         )
+        if lane is not None:
+            lane.forget([document.pk])
     document.status = DocumentStatus.EMBEDDED
     document.save(update_fields=["status", "updated_at"])
 

@@ -1,8 +1,8 @@
 """Pipeline hooks the knowledge app contributes to ingestion (see INGEST_PIPELINE_STAGES
 and INGEST_DELETION_HOOKS in config/settings/base.py).
 
-`extract` takes an embedded document through extraction (its group step sends the windows
-of a whole group of documents out together); `consolidate` puts what extraction left in
+`extract` takes an embedded document through extraction (with an LLM, its group step sends
+the windows of a whole group of documents out together); `consolidate` puts what extraction left in
 doubt to the LLM (knowledge/actions/review.py); `forget_chunks` takes back the evidence of
 chunks before the ingest app deletes them; `chunks_moved` refreshes what evidence derives
 from its chunks' documents after chunks moved to another one (INGEST_CHUNK_MOVE_HOOKS).
@@ -17,9 +17,13 @@ from knowledge.actions.extraction.documents import extract_document, extract_gro
 from knowledge.actions.review import do_review_documents
 from knowledge.graph import get_graph_backend
 from knowledge.graph.sync import projection_aliases
+from system.selectors import llm_is_configured
 from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
-extract = group_prepared(extract_group)(extract_document)
+# The group step sends a whole group's windows to the LLM concurrently; the offline
+# extractor takes windows one by one either way, so each document goes on alone (extracted
+# while the group's next documents are still being embedded: ingest/embedding_lane.py).
+extract = group_prepared(extract_group, wanted=llm_is_configured)(extract_document)
 
 
 def consolidate(*, document: Document) -> None:

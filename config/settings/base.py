@@ -395,6 +395,11 @@ BOILERPLATE_MIN_DOCUMENTS = int(env_float("GRAPHLOOM_BOILERPLATE_MIN_DOCUMENTS",
 BOILERPLATE_MIN_CHARS = int(env_float("GRAPHLOOM_BOILERPLATE_MIN_CHARS", 25))
 # Documents per worker task: their chunks are embedded in one length-sorted call.
 INGEST_DOCUMENTS_PER_TASK = int(env_float("GRAPHLOOM_DOCUMENTS_PER_TASK", 16))
+# Embed ahead (ingest/embedding_lane.py): a worker computes a group's chunk vectors on a
+# background thread, with its own copy of the model (~140 MB more RSS for the default), while it
+# parses, chunks and extracts the group's other documents. Off: the group's chunks are
+# embedded in one call between chunking and extraction, as before.
+INGEST_EMBED_AHEAD = env_bool("GRAPHLOOM_EMBED_AHEAD", True)
 # A worker task runs one slice of at most this many seconds of a group's work (stopping at
 # the next embedding batch or extraction window), then queues the rest behind the other
 # sources' work (system/slices.py, ingest/dispatch.py).

@@ -19,6 +19,7 @@ def do_embed_chunks(
     workspace_id: int,
     batch_size: int = 32,
     on_progress: Callable[[int], object] | None = None,
+    sent_ahead: Callable[[list[tuple[int, str]]], dict[int, list[float]]] | None = None,
 ) -> int:
     """Give every chunk of `chunks` a vector from the current model; returns how many were
     computed. A vector already stored for the same text in this workspace (same model) is
@@ -27,7 +28,11 @@ def do_embed_chunks(
     a cancel or a worker's stop waits for one batch (a few seconds) at most.
 
     Chunks go in order of length: the model pads a batch to its longest text, so batches of
-    similar lengths cost what one big length-sorted call would, while staying short."""
+    similar lengths cost what one big length-sorted call would, while staying short.
+
+    `sent_ahead` gives the vectors computed ahead for (chunk id, content hash) pairs
+    (ingest/embedding_lane.py), waiting for them; whatever it does not give is computed
+    here."""
     embedder = get_embedder()
     computed = 0
     pending = list(chunks.only("id", "text", "content_hash").order_by(Length("text"), "id"))
@@ -45,9 +50,10 @@ def do_embed_chunks(
             .values_list("content_hash", "embedding")
         )
         todo = [c for c in batch if c.content_hash not in known]
-        vectors = dict(
-            zip((c.pk for c in todo), embedder.encode([c.text for c in todo]), strict=True)
-        )
+        vectors = sent_ahead([(c.pk, c.content_hash) for c in todo]) if sent_ahead else {}
+        rest = [c for c in todo if c.pk not in vectors]
+        computed_here = embedder.encode([c.text for c in rest])
+        vectors.update(zip((c.pk for c in rest), computed_here, strict=True))
         computed += len(todo)
         rows = [
             (

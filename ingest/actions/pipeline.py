@@ -9,7 +9,14 @@ Resumability is unchanged: every document's progress is its own status.
 Any stage may do the same: a stage function with a `prepare_group` attribute (set with
 `ingest.stages.group_prepared`) has `prepare_group(document_ids=...)` called once for the
 group after every document has reached it, before the documents go through it one by one.
-Extraction uses it to send the windows of a whole group to the LLM concurrently.
+Extraction uses it to send the windows of a whole group to the LLM concurrently, and only
+then (`group_prepared(..., wanted=...)`): the offline extractor gains nothing from waiting
+for the whole group, and each document it extracts while the next ones are embedded
+overlaps the two. A
+`prepare_each` attribute (`group_prepared(..., each=...)`) is called with `document_id` as
+each document reaches the stage, before the next one is brought there: embedding uses it to
+start on a document's chunks on a background thread while the next is parsed and chunked
+(ingest/embedding_lane.py).
 """
 
 from __future__ import annotations
@@ -61,10 +68,14 @@ def do_process_documents(*, document_ids: list[int]) -> list[str]:
     if len(document_ids) > 1:
         for name, stage in pipeline_stages():
             prepare_group = getattr(stage, "prepare_group", None)
-            if prepare_group is None:
+            wanted = getattr(stage, "group_wanted", None)
+            if prepare_group is None or (wanted is not None and not wanted()):
                 continue
+            prepare_each = getattr(stage, "prepare_each", None)
             for document_id in document_ids:
                 do_process_document(document_id=document_id, stop_before=name, refresh=False)
+                if prepare_each is not None:
+                    prepare_each(document_id=document_id)
             prepare_group(document_ids=document_ids)
     statuses = [
         do_process_document(document_id=document_id, refresh=False) for document_id in document_ids

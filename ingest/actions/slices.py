@@ -35,6 +35,7 @@ from ingest.dispatch import (
     enqueue_crawl,
     enqueue_documents,
 )
+from ingest.embedding_lane import forget_sent_ahead
 from ingest.models import (
     PENDING,
     CrawlPage,
@@ -123,6 +124,7 @@ def _hand_on(document_ids: list[int], *, source_id: int, reason: str) -> None:
     """After a slice stopped early: cancel (its source was) or queue the rest."""
     pending = Document.objects.filter(pk__in=document_ids, status__in=PENDING)
     if reason == slices.CANCELLED:
+        forget_sent_ahead(document_ids)
         pending.update(status=DocumentStatus.CANCELLED)
     else:
         with transaction.atomic():
