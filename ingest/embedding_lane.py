@@ -200,6 +200,13 @@ def get_lane() -> EmbeddingLane | None:
         return _lane
 
 
+def lane_of(embedder: Embedder) -> EmbeddingLane | None:
+    """The lane copied from `embedder`, if one was made (by a group's documents being sent
+    ahead), without making one: a document processed alone never copies the model."""
+    lane = _lane
+    return lane if lane is not None and lane.twin_of is embedder else None
+
+
 def forget_sent_ahead(document_ids: Sequence[int]) -> None:
     """Stop embedding these documents ahead (their source was cancelled): their jobs that
     have not started are cancelled, without loading a model to do it."""

@@ -24,7 +24,7 @@ from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_m
 from ingest.actions.embeddings import do_embed_chunks
 from ingest.actions.sources import run_deletion_hooks
 from ingest.chunking import ChunkSpan, chunk_text
-from ingest.embedding_lane import AheadChunk, get_lane
+from ingest.embedding_lane import AheadChunk, get_lane, lane_of
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
@@ -296,7 +296,7 @@ def embed(*, document: Document) -> None:
             warning=warning
         )
     else:
-        lane = get_lane()
+        lane = lane_of(embedder)
         _embed_reporting(
             Chunk.objects.filter(document=document).exclude(embedding_model=embedder.model_id),
             source_id=document.source_id,

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from ingest import embedding_lane
 from ingest.actions.pipeline import do_process_documents
 from ingest.actions.sources import do_start_source
 from ingest.embedding_lane import JOB_TEXTS, AheadChunk, EmbeddingLane, get_lane
@@ -170,3 +171,14 @@ def test_a_step_for_each_document_runs_before_the_next_is_brought_to_the_stage(
     ]  # fmt: skip
     assert sample_stages.seen[0][2] == (chunked, queued, queued)
     assert sample_stages.seen[1][2] == (chunked, chunked, queued)
+
+
+def test_a_document_processed_alone_never_copies_the_model(make_source, monkeypatch, settings):
+    settings.INGEST_EMBED_AHEAD = True
+    monkeypatch.setattr(embedding_lane, "_lane", None)  # as in a fresh worker process
+    source = make_source({"tax.md": handbook("tax", 2)})
+    do_start_source(source=source, enqueue=False)
+    (document_id,) = Document.objects.filter(source=source).values_list("pk", flat=True)
+    assert do_process_documents(document_ids=[document_id]) == ["done"]
+    assert not Chunk.objects.filter(document_id=document_id, embedding=None).exists()
+    assert embedding_lane._lane is None
