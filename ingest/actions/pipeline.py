@@ -12,10 +12,11 @@ group after every document has reached it, before the documents go through it on
 Extraction uses it to send the windows of a whole group to the LLM concurrently, and only
 then (`group_prepared(..., wanted=...)`): the offline extractor gains nothing from waiting
 for the whole group, and each document it extracts while the next ones are embedded
-overlaps the two. A
-`prepare_each` attribute (`group_prepared(..., each=...)`) is called with `document_id` as
-each document reaches the stage, before the next one is brought there: embedding uses it to
-start on a document's chunks on a background thread while the next is parsed and chunked
+overlaps the two.
+
+A `prepare_each` attribute (`group_prepared(..., each=...)`) is called with `document_id`
+as each document reaches the stage, before the next one is brought there: embedding uses it
+to start on a document's chunks on a background thread while the next is parsed and chunked
 (ingest/embedding_lane.py).
 """
 
