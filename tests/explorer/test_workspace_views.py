@@ -51,3 +51,14 @@ def test_the_workspace_name_is_escaped_on_the_page(make_member):
     page = browser(admin).get(URL)
     assert b"<script>alert(1)</script>" not in page.content
     assert b"&lt;script&gt;" in page.content
+
+
+def test_the_sources_page_links_admins_to_the_deletion_page_and_nobody_else(make_member):
+    admin = make_member("alice", workspace="acme", role=Role.ADMIN)
+    editor = make_member("bob", workspace="acme", role=Role.EDITOR)
+    page = browser(admin).get("/?ws=acme")
+    assert page.status_code == 200
+    assert f'id="workspace-delete" href="{URL}"'.encode() in page.content
+    page = browser(editor).get("/?ws=acme")
+    assert page.status_code == 200
+    assert b"workspace-delete" not in page.content
