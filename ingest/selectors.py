@@ -106,7 +106,13 @@ def get_pages(source: Source, *, status: str | None = None) -> QuerySet[CrawlPag
 
 
 def source_is_stopped(source_id: int) -> bool:
-    """The source was cancelled, is being deleted, or is gone: work for it must stop (the
-    pipeline, a crawl, extraction and a work slice all ask this)."""
-    status = Source.objects.filter(pk=source_id).values_list("status", flat=True).first()
-    return status is None or status in STOPPED_STATUSES
+    """The source was cancelled, is being deleted (or its workspace is), or is gone: work
+    for it must stop (the pipeline, a crawl, extraction and a work slice all ask this). A
+    slice that went on writing into a workspace whose rows are being purged in batches
+    could leave rows behind the purge."""
+    row = (
+        Source.objects.filter(pk=source_id)
+        .values_list("status", "workspace__deletion_requested_at")
+        .first()
+    )
+    return row is None or row[0] in STOPPED_STATUSES or row[1] is not None

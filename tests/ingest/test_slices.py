@@ -25,7 +25,7 @@ from ingest.models import PENDING, Chunk, Document, DocumentStatus, Source
 from ingest.upkeep import requeue_stranded_work
 from tests.support import start_worker, stop_process, wait_for
 from tests.system.sample_tasks import sleep_for
-from workspaces.actions.workspaces import do_create_workspace
+from workspaces.actions.workspaces import do_create_workspace, do_request_workspace_deletion
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -245,6 +245,25 @@ def test_cancel_stops_the_running_slice_within_seconds(media_root):
     finally:
         stop_process(worker)
     assert embedded.count() == stopped_at
+
+
+def test_a_slice_of_a_workspace_being_deleted_stops_and_queues_nothing(alice):
+    workspace = do_create_workspace(slug="leaving")
+    source = make_upload(
+        workspace, "two", {"a.md": b"# A\n\nFirst text.\n", "b.md": b"# B\n\nSecond text.\n"}
+    )
+    do_start_source(source=source, enqueue=False)
+    ids = sorted(Document.objects.filter(source=source).values_list("pk", flat=True))
+    do_request_workspace_deletion(workspace=workspace, actor=alice.user)
+
+    do_process_slice(document_ids=ids, source_id=source.pk)
+
+    # Nothing was written for it that the purge (running meanwhile) could miss.
+    assert set(Document.objects.filter(pk__in=ids).values_list("status", flat=True)) == {
+        DocumentStatus.CANCELLED
+    }
+    assert not Chunk.objects.filter(document__source=source).exists()
+    assert not ready_pipeline_tasks(source).exists()
 
 
 @pytest.mark.slow
