@@ -171,6 +171,7 @@ UPKEEP_STRANDED_EVERY = int(env_float("UPKEEP_STRANDED_EVERY", 300))
 # has its work queued again by the `stranded_work` job (ingest/upkeep.py).
 UPKEEP_STRANDED_AFTER = int(env_float("UPKEEP_STRANDED_AFTER", 300))
 UPKEEP_PRUNE_REPORT_EVERY = int(env_float("UPKEEP_PRUNE_REPORT_EVERY", 7 * 24 * 3600))
+UPKEEP_AGENT_CALLS_EVERY = int(env_float("UPKEEP_AGENT_CALLS_EVERY", 24 * 3600))
 # How often each worker looks for due jobs.
 UPKEEP_CHECK_SECONDS = env_float("GRAPHLOOM_UPKEEP_CHECK_SECONDS", 30.0)
 # Communities are recomputed when the active graph changed "enough" since the last map:
@@ -198,6 +199,7 @@ UPKEEP_JOBS = {
     "backfill": {"run": "knowledge.upkeep.backfill_entity_vectors", "every": UPKEEP_BACKFILL_EVERY},
     "prune_report": {"run": "knowledge.upkeep.prune_report", "every": UPKEEP_PRUNE_REPORT_EVERY},
     "stranded_work": {"run": "ingest.upkeep.requeue_stranded_work", "every": UPKEEP_STRANDED_EVERY},
+    "agent_calls": {"run": "agents.upkeep.prune_agent_calls", "every": UPKEEP_AGENT_CALLS_EVERY},
 }
 
 # --- Models and LLM (reported by /api/v1/health; used from the Ingestion issue on) --------
@@ -362,6 +364,9 @@ MCP_MAX_RESULT_CHARS = int(env_float("MCP_MAX_RESULT_CHARS", 50_000))
 # Tool calls and resource reads one API token may make per minute (counted in the
 # database, so the limit holds across web workers and stdio processes).
 MCP_RATE_PER_MINUTE = int(env_float("MCP_RATE_PER_MINUTE", 120))
+# The call log (AgentCall) keeps this many days; the `agent_calls` upkeep job deletes older
+# calls (0 keeps them all).
+AGENT_CALLS_KEEP_DAYS = int(env_float("AGENT_CALLS_KEEP_DAYS", 90))
 
 # --- Metrics: GET /metrics for Prometheus (system/metrics.py, docs/operations.md) ---------
 # Off (404) unless one of these is set. METRICS_TOKEN: the scraper's bearer token.
