@@ -137,18 +137,23 @@ def test_a_slice_whose_time_is_up_queues_the_rest_and_a_later_slice_finishes(set
     assert source.status == "done" and source.activity == {}
 
 
+def two_started_documents(slug: str) -> tuple[Source, list[int]]:
+    """A started upload of two short documents in a new workspace, and their ids."""
+    workspace = do_create_workspace(slug=slug)
+    source = make_upload(
+        workspace, "two", {"a.md": b"# A\n\nFirst text.\n", "b.md": b"# B\n\nSecond text.\n"}
+    )
+    do_start_source(source=source, enqueue=False)
+    return source, sorted(Document.objects.filter(source=source).values_list("pk", flat=True))
+
+
 def test_a_slice_that_fails_outright_is_retried_then_fails_its_documents(settings):
     settings.INGEST_PIPELINE_STAGES = [
         *settings.INGEST_PIPELINE_STAGES,
         "tests.ingest.sample_stages.broken_group_step",
     ]
     settings.INGEST_SLICE_ATTEMPTS = 2
-    workspace = do_create_workspace(slug="broken")
-    source = make_upload(
-        workspace, "two", {"a.md": b"# A\n\nFirst text.\n", "b.md": b"# B\n\nSecond text.\n"}
-    )
-    do_start_source(source=source, enqueue=False)
-    ids = sorted(Document.objects.filter(source=source).values_list("pk", flat=True))
+    source, ids = two_started_documents("broken")
 
     do_process_slice(document_ids=ids, source_id=source.pk)
     assert set(Document.objects.filter(pk__in=ids).values_list("status", flat=True)) <= set(PENDING)
@@ -248,13 +253,8 @@ def test_cancel_stops_the_running_slice_within_seconds(media_root):
 
 
 def test_a_slice_of_a_workspace_being_deleted_stops_and_queues_nothing(alice):
-    workspace = do_create_workspace(slug="leaving")
-    source = make_upload(
-        workspace, "two", {"a.md": b"# A\n\nFirst text.\n", "b.md": b"# B\n\nSecond text.\n"}
-    )
-    do_start_source(source=source, enqueue=False)
-    ids = sorted(Document.objects.filter(source=source).values_list("pk", flat=True))
-    do_request_workspace_deletion(workspace=workspace, actor=alice.user)
+    source, ids = two_started_documents("leaving")
+    do_request_workspace_deletion(workspace=source.workspace, actor=alice.user)
 
     do_process_slice(document_ids=ids, source_id=source.pk)
 
