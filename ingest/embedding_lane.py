@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from itertools import batched
 
 from django.conf import settings
 
@@ -85,7 +86,7 @@ class EmbeddingLane:
                     chunks=tuple((c.id, c.content_hash) for c in part),
                     future=self._executor.submit(self._encode, [c.text for c in part]),
                 )
-                for part in _parts(ordered, JOB_TEXTS)
+                for part in batched(ordered, JOB_TEXTS)
             ]
             while len(self._documents) > self._keep:
                 _, dropped = self._documents.popitem(last=False)
@@ -148,10 +149,6 @@ class EmbeddingLane:
         vectors = self._embedder.encode(texts)
         self.texts_done += len(texts)  # only this thread writes it
         return vectors
-
-
-def _parts[T](items: Sequence[T], size: int) -> list[Sequence[T]]:
-    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 def _cancel(jobs: list[_Job]) -> None:

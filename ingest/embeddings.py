@@ -11,6 +11,7 @@ vectors and says why; `manage.py backfill_embeddings` fills them in later.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import logging
@@ -127,8 +128,6 @@ class Embedder:
         the weights and tokenizer and its own lock, for a second thread: a tokenizer is not
         safe to share between threads, and one lock would make either thread wait behind
         the other's batch (ingest/embedding_lane.py). The count of texts encoded is shared."""
-        import copy
-
         return Embedder(
             model_id=self.model_id,
             dimension=self.dimension,

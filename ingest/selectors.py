@@ -100,6 +100,14 @@ def get_chunks(document: Document) -> QuerySet[Chunk]:
     return Chunk.objects.filter(document=document).defer("embedding").order_by("ordinal")
 
 
+def stored_vectors(*, workspace_id: int, model_id: str, hashes: set[str]) -> QuerySet[Chunk]:
+    """The workspace's chunks holding a vector of `model_id` for one of these texts (by
+    content hash): the embed stage copies such a vector rather than computing it again."""
+    return Chunk.objects.filter(
+        workspace_id=workspace_id, embedding_model=model_id, content_hash__in=hashes
+    ).exclude(embedding=None)
+
+
 def get_pages(source: Source, *, status: str | None = None) -> QuerySet[CrawlPage]:
     pages = CrawlPage.objects.filter(source=source).order_by("depth", "id")
     return pages.filter(status=status) if status else pages

@@ -29,6 +29,7 @@ from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_coun
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
 from ingest.parsers.base import ParserLimits
+from ingest.selectors import stored_vectors
 from system import slices
 from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
@@ -219,13 +220,11 @@ def _send_ahead(*, document_id: int) -> None:
         .values_list("pk", "content_hash", "text")
     )
     known = set(
-        Chunk.objects.filter(
+        stored_vectors(
             workspace_id=document.workspace_id,
-            embedding_model=lane.model_id,
-            content_hash__in={digest for _, digest, _ in chunks},
-        )
-        .exclude(embedding=None)
-        .values_list("content_hash", flat=True)
+            model_id=lane.model_id,
+            hashes={digest for _, digest, _ in chunks},
+        ).values_list("content_hash", flat=True)
     )
     todo = [AheadChunk(*chunk) for chunk in chunks if chunk[1] not in known]
     if todo:

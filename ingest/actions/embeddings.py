@@ -10,6 +10,7 @@ from django.db.models.functions import Length
 
 from ingest.embeddings import get_embedder, vector_literal
 from ingest.models import Chunk
+from ingest.selectors import stored_vectors
 from system import slices
 
 
@@ -41,13 +42,11 @@ def do_embed_chunks(
             slices.checkpoint()
         batch = pending[start : start + batch_size]
         known = dict(
-            Chunk.objects.filter(
+            stored_vectors(
                 workspace_id=workspace_id,
-                embedding_model=embedder.model_id,
-                content_hash__in={c.content_hash for c in batch},
-            )
-            .exclude(embedding=None)
-            .values_list("content_hash", "embedding")
+                model_id=embedder.model_id,
+                hashes={c.content_hash for c in batch},
+            ).values_list("content_hash", "embedding")
         )
         todo = [c for c in batch if c.content_hash not in known]
         vectors = sent_ahead([(c.pk, c.content_hash) for c in todo]) if sent_ahead else {}
