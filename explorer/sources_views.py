@@ -88,7 +88,12 @@ def source_progress(source: Source) -> Progress:
     return Progress(done, total, label)
 
 
-_STAGE_WORDS = {"parsing": "Parsing", "embedding": "Embedding", "extracting": "Extracting"}
+_STAGE_WORDS = {
+    "parsing": "Parsing",
+    "chunking": "Chunking",
+    "embedding": "Embedding",
+    "extracting": "Extracting",
+}
 
 
 def activity_label(source: Source) -> str:

@@ -96,8 +96,8 @@ class SourceOut(Schema):
     activity: dict[str, Any] = Field(
         default_factory=dict,
         description="while it runs, what the slice in flight is doing inside a document: "
-        "stage (parsing | embedding | extracting), done and total of unit (chunks | "
-        "windows), document, at; {} when nothing is in flight",
+        "stage (parsing | chunking | embedding | extracting), done and total of unit "
+        "(pages | chunks | windows), document, at; {} when nothing is in flight",
     )
     error: str
     warning: str

@@ -70,7 +70,10 @@ def _parse_own(document: Document) -> None:
     )
     data = blobs.read_blob(document.blob)
     parsed = parse_isolated(
-        data, filename=document.path.rsplit("/", 1)[-1], limits=ParserLimits.from_settings()
+        data,
+        filename=document.path.rsplit("/", 1)[-1],
+        limits=ParserLimits.from_settings(),
+        on_page=_PagesParsed(document),
     )
     document.text = parsed.text
     document.title = parsed.title[:1000]
@@ -91,6 +94,28 @@ def _parse_own(document: Document) -> None:
             "processed_hash", "duplicate_of", "status", "error", "updated_at",
         ]
     )  # fmt: skip
+
+
+class _PagesParsed:
+    """Reports a paged file's pages as the parser reads them ("Parsing 120 of 2,000 pages
+    of Guide.pdf"). The first report is written at once: it is the first to know the page
+    count, and it follows the "parsing" report closer than that report's throttle allows."""
+
+    def __init__(self, document: Document) -> None:
+        self.source_id, self.name = document.source_id, document.title or document.path
+        self.first = True
+
+    def __call__(self, read: int, page_count: int) -> None:
+        do_report_activity(
+            source_id=self.source_id,
+            stage="parsing",
+            done=read,
+            total=page_count,
+            unit="pages",
+            document=self.name,
+            force=self.first,
+        )
+        self.first = False
 
 
 def _boilerplate_ranges(document: Document) -> list[tuple[int, int]]:
@@ -116,6 +141,14 @@ def chunk(*, document: Document) -> None:
     """
     if document.status != DocumentStatus.PARSED:
         return
+    # Written at once (one row update per document): a long PDF chunks for seconds, and the
+    # parse's last page report, possibly halfway, must not stand for that time.
+    do_report_activity(
+        source_id=document.source_id,
+        stage="chunking",
+        document=document.title or document.path,
+        force=True,
+    )
     ranges = _boilerplate_ranges(document)
     counter, budget = get_token_counter()
     spans = chunk_text(

@@ -8,10 +8,15 @@ with a bad file is a `ParseError` whose message is shown to them as it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 FORMATS = ("pdf", "docx", "html", "markdown", "text", "json", "jsonl")
+
+# Called by a paged parser after each page it read: (pages read, pages in the file). A long
+# PDF takes minutes; this is how the person who uploaded it sees it move.
+PageProgress = Callable[[int, int], object]
 
 
 class ParseError(Exception):

@@ -13,7 +13,14 @@ import itertools
 import logging
 from typing import Protocol
 
-from ingest.parsers.base import FORMATS, Page, ParsedDocument, ParseError, ParserLimits
+from ingest.parsers.base import (
+    FORMATS,
+    Page,
+    PageProgress,
+    ParsedDocument,
+    ParseError,
+    ParserLimits,
+)
 from ingest.parsers.detect import MIME_TYPES, detect_format, size_error
 from ingest.parsers.docx import parse_docx
 from ingest.parsers.html import parse_html
@@ -46,6 +53,17 @@ PARSERS: dict[str, Parser] = {
 }
 assert set(PARSERS) == set(FORMATS) == set(MIME_TYPES), "every format needs a parser and a MIME"
 
+
+class PagedParser(Protocol):
+    def __call__(
+        self, data: bytes, *, filename: str, limits: ParserLimits, on_page: PageProgress | None
+    ) -> ParsedDocument: ...
+
+
+# The formats with pages, whose parsers report each page read (only they can take long
+# enough for it to matter: a 2,000-page PDF reads for minutes, a web page for milliseconds).
+PAGED_PARSERS: dict[str, PagedParser] = {"pdf": parse_pdf}
+
 _LABELS = {
     "pdf": "PDF",
     "docx": "Word document",
@@ -57,13 +75,21 @@ _LABELS = {
 }
 
 
-def parse(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocument:
-    """Parse in this process. Raises ParseError (UnsupportedFormat for unknown formats)."""
+def parse(
+    data: bytes, *, filename: str, limits: ParserLimits, on_page: PageProgress | None = None
+) -> ParsedDocument:
+    """Parse in this process. Raises ParseError (UnsupportedFormat for unknown formats).
+
+    `on_page(read, page_count)` is called after each page of a paged format (PDF) is read.
+    """
     if len(data) > limits.max_file_bytes:
         raise size_error(len(data), limits=limits)
     fmt = detect_format(data, filename=filename)
     try:
-        document = PARSERS[fmt](data, filename=filename, limits=limits)
+        if fmt in PAGED_PARSERS and on_page is not None:
+            document = PAGED_PARSERS[fmt](data, filename=filename, limits=limits, on_page=on_page)
+        else:
+            document = PARSERS[fmt](data, filename=filename, limits=limits)
     except (ParseError, MemoryError):
         raise
     except RecursionError:

@@ -18,7 +18,7 @@ from typing import Any
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError
 
-from ingest.parsers.base import Page, ParsedDocument, ParseError, ParserLimits
+from ingest.parsers.base import Page, PageProgress, ParsedDocument, ParseError, ParserLimits
 from ingest.parsers.pdf_outline import read_outline, with_headings
 from ingest.parsers.text import (
     clean_text,
@@ -37,7 +37,10 @@ _ENCRYPTED = (
 )
 
 
-def parse_pdf(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocument:
+def parse_pdf(
+    data: bytes, *, filename: str, limits: ParserLimits, on_page: PageProgress | None = None
+) -> ParsedDocument:
+    """The PDF's text; `on_page(read, page_count)` is called after every page read."""
     reader = _open(data)
     try:
         page_count = len(reader.pages)
@@ -76,6 +79,8 @@ def parse_pdf(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocu
             raw = ""
         texts.append(clean_text(raw).strip())
         extracted += len(texts[-1])
+        if on_page is not None:
+            on_page(number, page_count)
     if failed:
         if len(failed) == page_count:
             raise ParseError("The PDF is damaged or truncated: no page could be read.")

@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from ingest.parsers.base import ParsedDocument, ParseError, ParserLimits
+from ingest.parsers.base import PageProgress, ParsedDocument, ParseError, ParserLimits
 from ingest.parsers.detect import size_error
 from ingest.parsers.formats import parse
 from system import slices
@@ -41,6 +41,8 @@ STARTUP_TIMEOUT_SECONDS = 60.0
 _STOP_GRACE_SECONDS = 2.0
 # How often a wait for the child looks whether the work was cancelled or the worker stops.
 _STOP_POLL_SECONDS = 0.5
+# The child reports the pages it has read at most this often (the first page at once).
+PROGRESS_INTERVAL_SECONDS = 0.25
 
 
 class IsolatedParser:
@@ -51,22 +53,32 @@ class IsolatedParser:
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
 
-    def parse(self, data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocument:
+    def parse(
+        self,
+        data: bytes,
+        *,
+        filename: str,
+        limits: ParserLimits,
+        on_page: PageProgress | None = None,
+    ) -> ParsedDocument:
+        """`formats.parse` in the child; `on_page` hears of the child's pages as it reads them
+        (at most every `PROGRESS_INTERVAL_SECONDS`), in this process."""
         if len(data) > limits.max_file_bytes:
             # Checked here too so an oversized file is not copied through the pipe first.
             raise size_error(len(data), limits=limits)
         with self._lock:
             conn = self._ready_connection()
             try:
-                conn.send((data, filename, limits))
-                if not self._wait_for_reply(conn, limits):
+                conn.send((data, filename, limits, on_page is not None))
+                reply = self._wait_for_reply(conn, limits, on_page)
+                if reply is None:
                     self._stop(kill=True)
                     raise ParseError(
                         f"Parsing took longer than {limits.timeout_seconds:g} s; the file is too "
                         "large or too complex to read. Split it into smaller files and upload "
                         "those."
                     )
-                kind, payload = conn.recv()
+                kind, payload = reply
             except (EOFError, OSError) as exc:
                 # The pipe closed: the child is dying; let it finish so its exit code is real.
                 exitcode = self._stop(kill=False)
@@ -84,19 +96,27 @@ class IsolatedParser:
             raise payload
         raise ParseError(f"The parser failed on this file ({payload}).")
 
-    def _wait_for_reply(self, conn: Connection, limits: ParserLimits) -> bool:
-        """Wait up to the time limit for the child's reply; False if none came. A cancelled
-        source or a stopping worker (system/slices.py) does not wait for a long parse: the
-        child is killed (it keeps nothing) and the document is parsed by a later slice."""
+    def _wait_for_reply(
+        self, conn: Connection, limits: ParserLimits, on_page: PageProgress | None
+    ) -> tuple[str, Any] | None:
+        """The child's reply, waiting up to the time limit; None if none came. Progress
+        messages on the way go to `on_page`. A cancelled source or a stopping worker
+        (system/slices.py) does not wait for a long parse: the child is killed (it keeps
+        nothing) and the document is parsed by a later slice."""
         deadline = time.monotonic() + limits.timeout_seconds
-        while not conn.poll(min(_STOP_POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
-            reason = slices.stop_reason()
-            if reason in {slices.CANCELLED, slices.SHUTDOWN}:
-                self._stop(kill=True)
-                raise slices.SliceInterrupted(reason)
-            if time.monotonic() >= deadline:
-                return False
-        return True
+        while True:
+            while not conn.poll(min(_STOP_POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
+                reason = slices.stop_reason()
+                if reason in {slices.CANCELLED, slices.SHUTDOWN}:
+                    self._stop(kill=True)
+                    raise slices.SliceInterrupted(reason)
+                if time.monotonic() >= deadline:
+                    return None
+            kind, payload = conn.recv()
+            if kind != "progress":
+                return kind, payload
+            if on_page is not None:
+                on_page(*payload)
 
     def shutdown(self) -> None:
         """Stop the child, if any; the next `parse` starts a new one."""
@@ -199,7 +219,9 @@ def limit_memory(memory_mb: int | None) -> None:
 def serve(conn: Connection) -> None:
     """The child's loop: parse each request, reply ('ok', doc) or ('error', ParseError).
 
-    After running out of memory it replies ('exiting', ParseError) and returns.
+    After running out of memory it replies ('exiting', ParseError) and returns. When the
+    request asks for it, ('progress', (pages read, page count)) messages come before the
+    reply while a paged file is read.
     """
     # Ctrl-C in a terminal reaches the whole process group; the parent decides when we stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -211,13 +233,14 @@ def serve(conn: Connection) -> None:
             return  # the parent is gone
         if request is None:
             return
-        data, filename, limits = request
+        data, filename, limits, wants_progress = request
         del request
         exhausted = False
         reply: tuple[str, Any]
         limit_memory(limits.memory_mb)
         try:
-            reply = ("ok", parse(data, filename=filename, limits=limits))
+            on_page = _PageReporter(conn) if wants_progress else None
+            reply = ("ok", parse(data, filename=filename, limits=limits, on_page=on_page))
         except ParseError as exc:
             reply = ("error", exc)
         except MemoryError:
@@ -241,6 +264,23 @@ def serve(conn: Connection) -> None:
             return  # a fresh process is cheaper than trusting a heap that just ran dry
 
 
+class _PageReporter:
+    """Sends the child's page progress to the parent: the first page, then at most one
+    message per `PROGRESS_INTERVAL_SECONDS` (a pipe message per page of a 2,000-page PDF
+    would be noise, and each is a wake-up of the parent)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._last: float | None = None
+
+    def __call__(self, read: int, page_count: int) -> None:
+        now = time.monotonic()
+        if self._last is not None and now - self._last < PROGRESS_INTERVAL_SECONDS:
+            return
+        self._last = now
+        self._conn.send(("progress", (read, page_count)))
+
+
 def _out_of_memory(limits: ParserLimits) -> str:
     return (
         f"The parser ran out of memory on this file (limit {limits.memory_mb:,} MB). The file "
@@ -251,9 +291,12 @@ def _out_of_memory(limits: ParserLimits) -> str:
 _default = IsolatedParser()
 
 
-def parse_isolated(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocument:
-    """`parse` in the shared child process, with `limits.timeout_seconds` and `memory_mb`."""
-    return _default.parse(data, filename=filename, limits=limits)
+def parse_isolated(
+    data: bytes, *, filename: str, limits: ParserLimits, on_page: PageProgress | None = None
+) -> ParsedDocument:
+    """`parse` in the shared child process, with `limits.timeout_seconds` and `memory_mb`;
+    `on_page(read, page_count)` is called in this process as a paged file is read."""
+    return _default.parse(data, filename=filename, limits=limits, on_page=on_page)
 
 
 def shutdown() -> None:

@@ -198,6 +198,25 @@ def test_pdf_fixture():
     assert doc.metadata["page_count"] == 3
 
 
+def test_a_pdf_reports_each_page_as_it_is_read():
+    reports: list[tuple[int, int]] = []
+    doc = parse(
+        pdf_bytes(["One", "Two", "Three"]),
+        filename="three.pdf",
+        limits=LIMITS,
+        on_page=lambda read, count: reports.append((read, count)),
+    )
+    assert reports == [(1, 3), (2, 3), (3, 3)]
+    assert doc == parse(pdf_bytes(["One", "Two", "Three"]), filename="three.pdf", limits=LIMITS)
+
+
+def test_formats_without_pages_report_no_pages():
+    reports: list[tuple[int, int]] = []
+    for name in ("memo.docx", "article.html", "notes.md"):
+        parse(fixture(name), filename=name, limits=LIMITS, on_page=lambda *a: reports.append(a))
+    assert reports == []
+
+
 def test_pdf_title_falls_back_to_the_first_line():
     data = pdf_bytes(["  \nAnnual report 2024\nRevenue grew."], title=None, created=None)
     doc = parse(data, filename="ar.pdf", limits=LIMITS)
@@ -548,6 +567,31 @@ def test_a_2000_page_pdf_parses_in_isolation_with_its_memory_cap(isolated, pdf_2
     assert doc.metadata["page_count"] == 2000
     assert len(doc.pages) == 2000
     assert_page_spans(doc, [f"Page {n} of the ledger\nentry {n * 7}" for n in range(1, 2001)])
+
+
+@pytest.mark.slow
+def test_an_isolated_pdf_reports_its_pages_to_the_caller_while_it_is_read(isolated, pdf_2000_pages):
+    reports: list[tuple[int, int]] = []
+    doc = isolated(
+        pdf_2000_pages,
+        filename="ledger.pdf",
+        limits=LIMITS,
+        on_page=lambda read, count: reports.append((read, count)),
+    )
+    assert len(doc.pages) == 2000
+    # The first page at once, then at most one report per interval, always moving forward.
+    assert reports[0] == (1, 2000)
+    assert all(count == 2000 for _read, count in reports)
+    reads = [read for read, _count in reports]
+    assert reads == sorted(set(reads)) and reads[-1] <= 2000
+    # A file without pages sends none, and the next request is answered as before.
+    notes = isolated(
+        fixture("notes.md"),
+        filename="notes.md",
+        limits=LIMITS,
+        on_page=lambda *a: reports.append(a),
+    )
+    assert notes.title == "Field notes: river survey" and len(reports) == len(reads)
 
 
 @pytest.mark.slow

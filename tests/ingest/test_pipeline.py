@@ -9,7 +9,8 @@ import pytest
 from django.contrib.postgres.search import SearchQuery
 from django.core.management import CommandError, call_command
 
-from ingest import blobs
+from explorer.sources_views import activity_label
+from ingest import blobs, stages
 from ingest.actions.sources import (
     do_add_file,
     do_cancel_source,
@@ -20,6 +21,7 @@ from ingest.actions.sources import (
 )
 from ingest.embeddings import PACKAGED_MODEL_SHA256, reset_embedder
 from ingest.models import Chunk, Document, DocumentStatus, Source, SourceStatus
+from tests.ingest.factories import pdf_bytes
 from tests.support import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +63,18 @@ def test_markdown_is_parsed_chunked_embedded_and_searchable(make_source):
     assert source.status == SourceStatus.DONE
     assert source.counters == {**source.counters, "documents": 1, "done": 1, "failed": 0}
     assert source.counters["chunks"] == source.counters["embedded"] == len(chunks)
+
+
+def test_parsing_a_pdf_shows_its_pages_read_while_it_runs(make_source):
+    source = make_source({"survey.pdf": pdf_bytes([f"Page {n} of the survey" for n in range(40)])})
+    do_start_source(source=source, enqueue=False)
+    stages.parse(document=Document.objects.get(source=source))
+    source.refresh_from_db()
+    # The child's first page report is written at once, with the page count it revealed.
+    assert source.activity["stage"] == "parsing" and source.activity["unit"] == "pages"
+    assert source.activity["total"] == 40 and 1 <= source.activity["done"] <= 40
+    label = activity_label(source)
+    assert label.startswith("Parsing ") and label.endswith(" of 40 pages of survey.pdf")
 
 
 def test_reingesting_unchanged_content_computes_no_embeddings(make_source, embedder):
