@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, QuerySet
 
 from ingest.models import (
@@ -124,3 +127,57 @@ def source_is_stopped(source_id: int) -> bool:
         .first()
     )
     return row is None or row[0] in STOPPED_STATUSES or row[1] is not None
+
+
+# A workspace's own HNSW index of its chunk vectors (ingest/actions/vector_indexes.py):
+# chunk_embedding_hnsw_<dimension>_ws<workspace id>.
+WORKSPACE_INDEX_NAME = re.compile(r"^chunk_embedding_hnsw_(\d+)_ws(\d+)$")
+_SHARED_INDEX_NAME = re.compile(r"^chunk_embedding_hnsw_(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceVectorIndex:
+    name: str
+    workspace_id: int
+    dimension: int
+    valid: bool  # False: a build that was interrupted (CREATE INDEX CONCURRENTLY leaves it)
+
+
+def chunk_counts_by_workspace() -> dict[int, int]:
+    """Every workspace's chunk rows (of any model: an upper bound of what is searched), read
+    from the workspace b-tree alone."""
+    return dict(
+        Chunk.objects.order_by()
+        .values_list("workspace_id")
+        .annotate(n=Count("id"))
+        .values_list("workspace_id", "n")
+    )
+
+
+def chunk_rows_of_dimension(*, workspace_id: int, dimension: int, at_most: int) -> int:
+    """The workspace's chunks holding a vector of `dimension`, counted no further than
+    `at_most`."""
+    return (
+        Chunk.objects.filter(workspace_id=workspace_id, embedding_dim=dimension)
+        .values("id")[:at_most]
+        .count()
+    )
+
+
+def chunk_vector_indexes() -> tuple[list[int], list[WorkspaceVectorIndex]]:
+    """The dimensions with a shared chunk vector index, and the workspaces' own indexes."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, i.indisvalid FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = 'ingest_chunk'::regclass AND c.relname LIKE %s",
+            ["chunk_embedding_hnsw_%"],
+        )
+        rows = cursor.fetchall()
+    shared = sorted(int(m[1]) for name, _ in rows if (m := _SHARED_INDEX_NAME.match(name)))
+    own = [
+        WorkspaceVectorIndex(name, int(m[2]), int(m[1]), bool(valid))
+        for name, valid in rows
+        if (m := WORKSPACE_INDEX_NAME.match(name))
+    ]
+    return shared, sorted(own, key=lambda index: index.name)

@@ -1,5 +1,6 @@
-"""The scheduled upkeep job of the ingest app (UPKEEP_JOBS; system/upkeep.py): no source's
-work is left waiting with nothing queued to do it.
+"""The scheduled upkeep jobs of the ingest app (UPKEEP_JOBS; system/upkeep.py): no source's
+work is left waiting with nothing queued to do it (`stranded_work`), and workspaces large
+enough get vector indexes of their own (`vector_indexes`).
 
 Slices hand their rest on, retry what failed outright and are handed back by a stopping
 worker or by the heartbeat check (ingest/actions/slices.py, system/worker.py). What is left
@@ -11,7 +12,16 @@ waiting and no task of theirs queued or running, and queues their work again.
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from ingest.actions.slices import do_requeue_stranded_work
+from ingest.actions.vector_indexes import do_create_workspace_vector_index, do_drop_vector_index
+from ingest.selectors import (
+    chunk_counts_by_workspace,
+    chunk_rows_of_dimension,
+    chunk_vector_indexes,
+)
+from system import slices
 from system.upkeep import JobOutcome
 
 
@@ -24,3 +34,61 @@ def requeue_stranded_work() -> JobOutcome:
         f"queued again the waiting work of {len(requeued)} source(s) ({documents} document(s))",
         {"sources": {str(pk): count for pk, count in requeued.items()}},
     )
+
+
+def maintain_vector_indexes() -> JobOutcome:
+    """Give each workspace above VECTOR_EXACT_MAX_ROWS chunks (and at most
+    VECTOR_WORKSPACE_INDEX_MAX_SHARE of all chunks) its own HNSW index per vector dimension
+    in use, smallest workspaces first; drop the indexes of workspaces gone or shrunk to
+    half the bound, and rebuild any a stopped build left invalid
+    (ingest/actions/vector_indexes.py). A worker's stop ends the run between builds."""
+    max_share = settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE
+    if max_share <= 0:
+        return JobOutcome.skipped("VECTOR_WORKSPACE_INDEX_MAX_SHARE is 0: no workspace indexes")
+    bound = settings.VECTOR_EXACT_MAX_ROWS
+    counts = chunk_counts_by_workspace()
+    dimensions, existing = chunk_vector_indexes()
+    dropped: list[str] = []
+    kept: set[tuple[int, int]] = set()
+    for index in existing:
+        if (
+            index.valid
+            and index.dimension in dimensions
+            and counts.get(index.workspace_id, 0) > bound // 2
+        ):
+            kept.add((index.workspace_id, index.dimension))
+        else:
+            do_drop_vector_index(name=index.name)
+            dropped.append(index.name)
+    built = _build_missing(counts, dimensions, kept, bound=bound, max_share=max_share)
+    return JobOutcome.ok(
+        f"{len(built)} workspace vector index(es) built, {len(dropped)} dropped, "
+        f"{len(kept) + len(built)} in place",
+        {"built": built, "dropped": dropped, "exact_max_rows": bound},
+    )
+
+
+def _build_missing(
+    counts: dict[int, int],
+    dimensions: list[int],
+    kept: set[tuple[int, int]],
+    *,
+    bound: int,
+    max_share: float,
+) -> list[str]:
+    total = sum(counts.values())
+    built: list[str] = []
+    for workspace_id, rows in sorted(counts.items(), key=lambda item: (item[1], item[0])):
+        if rows <= bound or rows > max_share * total:
+            continue
+        for dimension in dimensions:
+            if (workspace_id, dimension) in kept or chunk_rows_of_dimension(
+                workspace_id=workspace_id, dimension=dimension, at_most=bound + 1
+            ) <= bound:
+                continue
+            if slices.shutdown_requested():
+                return built
+            built.append(
+                do_create_workspace_vector_index(workspace_id=workspace_id, dimension=dimension)
+            )
+    return built

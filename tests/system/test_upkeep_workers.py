@@ -87,5 +87,6 @@ def test_with_two_workers_each_due_job_runs_exactly_once():
         "prune_report": "ok",
         "stranded_work": "ok",
         "agent_calls": "ok",
+        "vector_indexes": "ok",
     }
     assert runs["stranded_work"].last_message == "no waiting work without a task"

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from ingest.embeddings import vector_literal
+from ingest.selectors import chunk_vector_indexes
 from knowledge.retrieval.limits import ENTITY_LIMIT
 from knowledge.retrieval.signals.scope import DocumentScope, scope_clause
 from knowledge.retrieval.types import QueryVector
@@ -33,6 +34,11 @@ ENTITY_MIN_SIMILARITY = 0.3
 EF_SEARCH = 100
 
 _iterative_scan: dict[str, bool] = {}
+
+# The workspaces' own chunk indexes, as last read from the catalog (per database): a new one
+# is walked with VECTOR_WORKSPACE_INDEX_EF_SEARCH at most this long after it was built.
+OWN_INDEXES_TTL_SECONDS = 60.0
+_own_indexes: dict[str, tuple[float, set[tuple[int, int]]]] = {}
 
 # Whether a workspace's chunks / active entities are too many to compare exactly is
 # counted (up to VECTOR_EXACT_MAX_ROWS + 1 rows on its b-trees, ~2-4 ms at 100k chunks,
@@ -84,7 +90,11 @@ def vector_signals(
     names got 58% of its true nearest for questions other tenants write much about. So a
     workspace with at most VECTOR_EXACT_MAX_ROWS rows is compared exactly (its own rows,
     through the workspace index), a larger one walks the index (iterative scan) and is
-    compared exactly after all when the walk comes back short (its rows few or far)."""
+    compared exactly after all when the walk comes back short (its rows few or far). A
+    larger workspace that is a small share of the database has an index of its own rows
+    (ingest/actions/vector_indexes.py): the planner walks that one instead, with the
+    longer candidate list VECTOR_WORKSPACE_INDEX_EF_SEARCH, which its own rows need for
+    questions far from all of them."""
     dim = vector.dimension
     if not 0 < dim <= 16000:
         return [], []
@@ -119,9 +129,36 @@ def vector_signals(
 
     with transaction.atomic(), connection.cursor() as cursor:
         few_chunks, few_entities = _prepare(cursor, workspace_id, candidates)
+        own_walk = not few_chunks and _has_own_index(workspace_id, dim)
+        if own_walk:
+            _set_ef_search(cursor, settings.VECTOR_WORKSPACE_INDEX_EF_SEARCH)
         chunk_rows = _nearest(cursor, chunk_sql, candidates, exact=few_chunks)
+        if own_walk:
+            _set_ef_search(cursor, _ef_search(candidates))
         entity_rows = _nearest(cursor, entity_sql, entity_limit, exact=few_entities)
     return _ranked(chunk_rows), _ranked(entity_rows)
+
+
+def _has_own_index(workspace_id: int, dimension: int) -> bool:
+    """Whether the workspace's chunks of `dimension` have an index of their own (ingest/
+    actions/vector_indexes.py), which the planner walks for its searches instead of the
+    shared one. The list is read from the catalog at most every OWN_INDEXES_TTL_SECONDS."""
+    database = str(connection.settings_dict.get("NAME"))
+    now = time.monotonic()
+    cached = _own_indexes.get(database)
+    if cached is None or now - cached[0] >= OWN_INDEXES_TTL_SECONDS:
+        _, indexes = chunk_vector_indexes()
+        cached = (now, {(i.workspace_id, i.dimension) for i in indexes if i.valid})
+        _own_indexes[database] = cached
+    return (workspace_id, dimension) in cached[1]
+
+
+def _ef_search(candidates: int) -> int:
+    return min(1000, max(EF_SEARCH, candidates))
+
+
+def _set_ef_search(cursor: Any, value: int) -> None:
+    cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(value)])
 
 
 def _column(alias: str, dim: int, exact: bool) -> str:
@@ -142,7 +179,7 @@ def _prepare(cursor: Any, workspace_id: int, candidates: int) -> tuple[bool, boo
     is raised to the candidates. Either way a short answer is redone exactly. ef_search is
     at least EF_SEARCH."""
     bound = settings.VECTOR_EXACT_MAX_ROWS
-    ef_search = str(min(1000, max(EF_SEARCH, candidates)))
+    ef_search = str(_ef_search(candidates))
     if _supports_iterative_scan():
         walk = (
             "set_config('hnsw.iterative_scan', 'relaxed_order', true), "

@@ -1,0 +1,162 @@
+"""A workspace too large to compare exactly and too small a share of the database gets an
+HNSW index of its own rows (ingest/actions/vector_indexes.py), built by the
+`vector_indexes` upkeep job, which its searches then walk instead of the shared index.
+
+Sizes are scaled down with VECTOR_EXACT_MAX_ROWS (10,000 in production, 40 here). The
+builds are CONCURRENTLY, as in production, so these tests commit (transaction=True).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from django.db import OperationalError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from ingest.actions.vector_indexes import do_create_workspace_vector_index
+from ingest.models import Chunk, Document, Source
+from ingest.selectors import chunk_vector_indexes
+from ingest.upkeep import maintain_vector_indexes
+from knowledge.retrieval.signals import vector
+from knowledge.retrieval.signals.vector import vector_signals
+from knowledge.retrieval.types import QueryVector
+from workspaces.actions.workspaces import do_create_workspace
+from workspaces.models import Workspace
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DIM = 384
+MODEL = "test-vectors"
+BOUND = 40
+K = 10
+
+
+def _fill(workspace: Workspace, vectors: np.ndarray) -> list[int]:
+    source = Source.objects.create(workspace=workspace, kind="upload", name="vectors")
+    document = Document.objects.create(workspace=workspace, source=source, path="v.txt")
+    chunks = Chunk.objects.bulk_create(
+        Chunk(
+            workspace=workspace, document=document, ordinal=i, text=f"chunk {i}",
+            char_start=0, char_end=8, token_count=2, content_hash=f"{workspace.pk}-{i}",
+            embedding=v.tolist(), embedding_model=MODEL, embedding_dim=DIM,
+        )
+        for i, v in enumerate(vectors)
+    )  # fmt: skip
+    return [c.pk for c in chunks]
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    vectors = rng.standard_normal((n, DIM))
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def tenants(settings) -> Iterator[dict[str, Any]]:
+    """A big tenant (most of the chunks), a medium one above the bound, a small one below."""
+    settings.VECTOR_EXACT_MAX_ROWS = BOUND
+    settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE = 0.5
+    rng = np.random.default_rng(7)
+    big, medium, small = (do_create_workspace(slug=s) for s in ("big", "medium", "small"))
+    _fill(big, _unit(rng, 300))
+    medium_vectors = _unit(rng, 60)
+    medium_ids = _fill(medium, medium_vectors)
+    _fill(small, _unit(rng, 10))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE ingest_chunk")
+    yield {"big": big, "medium": medium, "ids": medium_ids, "vectors": medium_vectors}
+    _, indexes = chunk_vector_indexes()
+    with connection.cursor() as cursor:
+        for index in indexes:
+            cursor.execute(f"DROP INDEX IF EXISTS {index.name}")
+
+
+def _walk(workspace: Workspace, query: np.ndarray) -> tuple[str, list[str]]:
+    """The plan of the chunk search's index walk for `workspace`, as the search sends it,
+    with sorting priced out (at 1M chunks the planner walks an index for a workspace of
+    20,000 rows, bench/vector_recall.py; in a database this small it would sort), and the
+    statements the search sent before the walk."""
+    with CaptureQueriesContext(connection) as captured:
+        vector_signals(workspace.pk, QueryVector(model=MODEL, values=query.tolist()), K, None, None)
+    sent = [q["sql"] for q in captured]
+    at = next(i for i, sql in enumerate(sent) if f"::vector({DIM})) <=>" in sql)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('enable_sort', 'off', true)")
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sent[at]}")
+        return json.dumps(cursor.fetchone()[0]), sent[:at]
+
+
+def test_a_medium_workspace_gets_its_own_index_and_its_search_walks_it(tenants):
+    outcome = maintain_vector_indexes()
+    assert (outcome.kind, outcome.message) == (
+        "ok",
+        "1 workspace vector index(es) built, 0 dropped, 1 in place",
+    )
+    own = f"chunk_embedding_hnsw_{DIM}_ws{tenants['medium'].pk}"
+    assert outcome.details["built"] == [own]
+    dimensions, indexes = chunk_vector_indexes()
+    assert DIM in dimensions
+    assert [(i.name, i.workspace_id, i.valid) for i in indexes] == [
+        (own, tenants["medium"].pk, True)
+    ]
+    query = _unit(np.random.default_rng(8), 1)[0]
+    vector._own_indexes.clear()  # searches read the catalog again at most once a minute
+    # The medium workspace's walk is its own index, with the larger candidate list a walk
+    # of a workspace's own rows needs for questions far from all of them; the big tenant's
+    # walk is the shared index's, with the shared index's list.
+    plan, before = _walk(tenants["medium"], query)
+    assert f'"Index Name": "{own}"' in plan
+    assert "set_config('hnsw.ef_search', '600', true)" in before[-1]
+    plan, before = _walk(tenants["big"], query)
+    assert f'"Index Name": "chunk_embedding_hnsw_{DIM}"' in plan
+    assert not any("'600'" in sql for sql in before)
+    # Walking its own rows only, the search finds the workspace's true nearest chunks.
+    chunks, _ = vector_signals(
+        tenants["medium"].pk, QueryVector(model=MODEL, values=query.tolist()), K, None, None
+    )
+    order = np.argsort(-(tenants["vectors"] @ query), kind="stable")[:K]
+    assert [pk for pk, _ in chunks] == [tenants["ids"][i] for i in order]
+    # A second run finds everything in place.
+    assert maintain_vector_indexes().message == (
+        "0 workspace vector index(es) built, 0 dropped, 1 in place"
+    )
+
+
+def test_an_interrupted_build_is_rebuilt_and_a_shrunk_workspace_loses_its_index(tenants):
+    medium = tenants["medium"]
+    # A build waits for the writes in flight when it starts; one is held open past the
+    # build's statement timeout, so the build is cancelled half-way, as a stopped worker's.
+    writer = connection.get_new_connection(connection.get_connection_params())
+    writer.autocommit = False
+    with writer.cursor() as held:
+        held.execute(
+            "UPDATE ingest_chunk SET ordinal = ordinal WHERE workspace_id = %s", [medium.pk]
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = '1s'")
+        try:
+            with pytest.raises(OperationalError):
+                do_create_workspace_vector_index(workspace_id=medium.pk, dimension=DIM)
+        finally:
+            cursor.execute("RESET statement_timeout")
+            writer.rollback()
+            writer.close()
+    # A cancelled CREATE INDEX CONCURRENTLY leaves an invalid index behind.
+    assert [i.valid for i in chunk_vector_indexes()[1]] == [False]
+    outcome = maintain_vector_indexes()
+    assert outcome.message == "1 workspace vector index(es) built, 1 dropped, 1 in place"
+    assert [i.valid for i in chunk_vector_indexes()[1]] == [True]
+    # Down to half the bound (and below), the workspace is compared exactly again.
+    Chunk.objects.filter(workspace=medium, ordinal__gte=BOUND // 2).delete()
+    outcome = maintain_vector_indexes()
+    assert outcome.message == "0 workspace vector index(es) built, 1 dropped, 0 in place"
+    assert chunk_vector_indexes()[1] == []
+
+
+def test_no_workspace_indexes_when_turned_off(tenants, settings):
+    settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE = 0
+    assert maintain_vector_indexes().kind == "skipped"
+    assert chunk_vector_indexes()[1] == []
