@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/vector_recall.py [--chunks 1000000] [--entities 200000]
         [--queries 200] [--seed 1] [--reuse] [--drop] [--baseline PATH] [--variants]
+        [--parts chunks entities names] [--partial-indexes] [--workspace-indexes]
 
 One database shared by 50 workspaces, as a multi-tenant server holds them: a few large
 tenants (60%, 20%, 8%, ... of the chunks) and many small ones, the measured small
@@ -14,17 +15,20 @@ them, so a small workspace's vectors sit inside the big tenants' clusters. Loade
 set-based (binary COPY, then INSERT ... SELECT); the indexes are built after the load.
 `--reuse` keeps the data between runs (the HNSW build of 1M vectors takes a while).
 
-Queries are new points of the measured workspace's own topics ("own") and, for the small
-and medium workspaces, of the big tenant's topics they have nothing about ("foreign":
+Queries are new points of the measured workspace's own topics ("own") and, for the
+workspaces but the big one, of the big tenant's topics they have nothing about ("foreign":
 their chunks are far and few, the hardest case for a filtered index scan). Recall@10 =
 |top 10 ∩ exact top 10| / 10, exact being the same SQL ordered by the bare column, which no
-index serves; reported for the small, a medium and the big workspace, with p50/p95
-latency, for the app's chunk and entity vector signal (`vector_signals`, one call for
+index serves; reported for the tiny, small, medium, a large (8%) and the big workspace,
+with p50/p95 latency, for the app's chunk and entity vector signal (`vector_signals`, one call for
 both) and consolidation's nearest name (`nearest_by_embedding`, recall@1 on new names at
 cosine ~0.9 from one of the workspace's). `--baseline PATH` also runs the same functions from
 another checkout (e.g. the code before a change) in the same run, interleaved.
 `--variants` adds the raw index settings the choice was made from (ef_search,
-iterative scan modes, max_scan_tuples, exact scan).
+iterative scan modes, max_scan_tuples, exact scan). `--workspace-indexes` runs the app's
+`vector_indexes` upkeep job (an HNSW index of each workspace's own rows above
+VECTOR_EXACT_MAX_ROWS) and measures the chunk searches again on what it built, then drops
+it; `--partial-indexes` builds such indexes by hand for the measured small workspaces too.
 Uses its own database (`graphloom_bench`, or GRAPHLOOM_BENCH_DB) on the embedded server.
 """
 

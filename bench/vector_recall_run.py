@@ -24,6 +24,7 @@ from bench.cleanup import drop_workspace
 from ingest.actions.embeddings import do_ensure_vector_index
 from ingest.embeddings import configured_model_id
 from ingest.models import Document, Source
+from ingest.upkeep import maintain_vector_indexes
 from knowledge.actions.embeddings import do_ensure_entity_vector_index
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.models import EntityType
@@ -43,8 +44,10 @@ TOPICS = 1000
 # sort) and walked the HNSW index for MEDIUM (2%).
 LARGE_SHARES = [0.60, 0.20, 0.08, 0.04, 0.02]
 SMALL_SHARES = {"chunks": (0.005, 0.001), "entities": (0.0025, 0.0005)}
-BIG, MEDIUM, SMALL, TINY = 0, 4, 5, 6
-MEASURED = (("tiny", TINY), ("small", SMALL), ("medium", MEDIUM), ("big", BIG))
+BIG, LARGE, MEDIUM, SMALL, TINY = 0, 2, 4, 5, 6
+MEASURED = (
+    ("tiny", TINY), ("small", SMALL), ("medium", MEDIUM), ("large", LARGE), ("big", BIG)
+)  # fmt: skip
 # Text embeddings are clustered at several levels. Here: a shared pool of topics; each
 # workspace's take on a topic (cosine SUBTOPIC_COS to it, so workspaces writing about the
 # same topic crowd each other); documents about one take (DOC_COS) of ~10 chunks each
@@ -319,6 +322,11 @@ def main() -> None:
         "--partial-indexes",
         action="store_true",
         help="also measure chunk search with an HNSW index of each measured workspace's own",
+    )
+    parser.add_argument(
+        "--workspace-indexes",
+        action="store_true",
+        help="also measure chunk search after the app's vector_indexes upkeep job ran",
     )
     args = parser.parse_args()
     w = world(chunks=args.chunks, entities=args.entities, seed=args.seed)
@@ -623,6 +631,10 @@ def measure(w: World, spaces: list[Workspace], args: argparse.Namespace) -> None
         results["chunks, per-workspace partial index"] = partial_index_pass(
             w, spaces, args, checkouts, k, chunk_score
         )
+    if args.workspace_indexes:
+        results["chunks, workspace indexes of the app"] = workspace_index_pass(
+            w, spaces, args, checkouts, k, chunk_score
+        )
     results["sizes"] = {
         what: {"total": sum(n), **{label: n[index] for label, index in MEASURED}}
         for what, n in (("chunks", w.chunk_sizes), ("entities", w.entity_sizes))
@@ -669,6 +681,10 @@ def partial_index_pass(
                 for name, (v, _) in checkouts.items()
             }
             variants["relaxed_order + partial index"] = raw_variant("ingest_chunk", k, RELAXED)
+            for ef in (100, 400, 600, 800):
+                variants[f"relaxed_order, ef_search {ef} + partial index"] = raw_variant(
+                    "ingest_chunk", k, {**RELAXED, "hnsw.ef_search": str(ef)}
+                )
             out[label] = run_set(
                 qs, variants,
                 lambda q: raw_search("ingest_chunk", q, k, settings_={}, exact=True),
@@ -678,6 +694,51 @@ def partial_index_pass(
     finally:
         with connection.cursor() as cursor:
             for name in names:
+                cursor.execute(f"DROP INDEX IF EXISTS {name}")
+    return out
+
+
+def workspace_index_pass(
+    w: World,
+    spaces: list[Workspace],
+    args: argparse.Namespace,
+    checkouts: dict[str, tuple[ModuleType, ModuleType]],
+    k: int,
+    score: Callable[[Any, Any], dict[str, float]],
+) -> dict[str, Any]:
+    """The indexes the app builds itself: its `vector_indexes` upkeep job (a workspace
+    above VECTOR_EXACT_MAX_ROWS chunks and at most VECTOR_WORKSPACE_INDEX_MAX_SHARE of
+    them), then the chunk searches of every checkout on them; dropped again afterwards."""
+    out: dict[str, Any] = {}
+    started = time.perf_counter()
+    outcome = maintain_vector_indexes()
+    built = list(outcome.details.get("built", []))
+    print(f"\n{outcome.message} in {time.perf_counter() - started:.0f} s: {built}", flush=True)
+    out["built"] = built
+    out["build seconds"] = round(time.perf_counter() - started, 1)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE ingest_chunk")
+    for module, _ in checkouts.values():
+        getattr(module, "_own_indexes", {}).clear()  # the app's cache of the catalog
+    try:
+        for label, qs in queries(w, spaces, args.queries, 5, documents=True).items():
+            variants: dict[str, Callable[[Query], Any]] = {
+                f"{name} + workspace indexes: vector_signals": app_search(v, k, 0)
+                for name, (v, _) in checkouts.items()
+            }
+            for ef in (100, 600):
+                variants[f"relaxed_order, ef_search {ef}"] = raw_variant(
+                    "ingest_chunk", k, {**RELAXED, "hnsw.ef_search": str(ef)}
+                )
+            out[label] = run_set(
+                qs, variants,
+                lambda q: raw_search("ingest_chunk", q, k, settings_={}, exact=True),
+                score,
+            )  # fmt: skip
+            report("chunks, workspace indexes of the app", label, out[label])
+    finally:
+        with connection.cursor() as cursor:
+            for name in built:
                 cursor.execute(f"DROP INDEX IF EXISTS {name}")
     return out
 
