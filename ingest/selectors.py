@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from ingest.models import (
     DocumentStatus,
     Source,
 )
+from ingest.vector_tables import VectorTable
 from workspaces.models import Workspace
 from workspaces.selectors import get_object_for_workspace
 
@@ -129,12 +131,6 @@ def source_is_stopped(source_id: int) -> bool:
     return row is None or row[0] in STOPPED_STATUSES or row[1] is not None
 
 
-# A workspace's own HNSW index of its chunk vectors (ingest/actions/vector_indexes.py):
-# chunk_embedding_hnsw_<dimension>_ws<workspace id>.
-WORKSPACE_INDEX_NAME = re.compile(r"^chunk_embedding_hnsw_(\d+)_ws(\d+)$")
-_SHARED_INDEX_NAME = re.compile(r"^chunk_embedding_hnsw_(\d+)$")
-
-
 @dataclass(frozen=True, slots=True)
 class WorkspaceVectorIndex:
     name: str
@@ -143,41 +139,68 @@ class WorkspaceVectorIndex:
     valid: bool  # False: a build that was interrupted (CREATE INDEX CONCURRENTLY leaves it)
 
 
-def chunk_counts_by_workspace() -> dict[int, int]:
-    """Every workspace's chunk rows (of any model: an upper bound of what is searched), read
-    from the workspace b-tree alone."""
-    return dict(
-        Chunk.objects.order_by()
-        .values_list("workspace_id")
-        .annotate(n=Count("id"))
-        .values_list("workspace_id", "n")
-    )
+def vector_rows_by_workspace(vectors: VectorTable) -> dict[int, int]:
+    """Every workspace's rows of the table (under the shared index's condition, of any
+    model: an upper bound of what is searched), read from the workspace b-tree."""
+    where = f"WHERE {vectors.condition}" if vectors.condition else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT workspace_id, count(*) FROM {vectors.table} {where} GROUP BY workspace_id"  # noqa: S608 (our names)
+        )
+        return {int(workspace_id): int(n) for workspace_id, n in cursor.fetchall()}
 
 
-def chunk_rows_of_dimension(*, workspace_id: int, dimension: int, at_most: int) -> int:
-    """The workspace's chunks holding a vector of `dimension`, counted no further than
+def vector_rows_of_dimension(
+    vectors: VectorTable, *, workspace_id: int, dimension: int, at_most: int
+) -> int:
+    """The workspace's rows holding a vector of `dimension`, counted no further than
     `at_most`."""
-    return (
-        Chunk.objects.filter(workspace_id=workspace_id, embedding_dim=dimension)
-        .values("id")[:at_most]
-        .count()
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {vectors.table} "  # noqa: S608 (our names)
+            f"WHERE {vectors.where(dimension, workspace_id)} LIMIT %s) AS r",
+            [at_most],
+        )
+        return int(cursor.fetchone()[0])
 
 
-def chunk_vector_indexes() -> tuple[list[int], list[WorkspaceVectorIndex]]:
-    """The dimensions with a shared chunk vector index, and the workspaces' own indexes."""
+def vector_indexes(vectors: VectorTable) -> tuple[list[int], list[WorkspaceVectorIndex]]:
+    """The dimensions with a shared vector index on the table, and the workspaces' own
+    indexes (ingest/actions/vector_indexes.py)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname, i.indisvalid FROM pg_index i "
             "JOIN pg_class c ON c.oid = i.indexrelid "
-            "WHERE i.indrelid = 'ingest_chunk'::regclass AND c.relname LIKE %s",
-            ["chunk_embedding_hnsw_%"],
+            "WHERE i.indrelid = %s::regclass AND c.relname LIKE %s",
+            [vectors.table, f"{vectors.prefix}_%"],
         )
         rows = cursor.fetchall()
-    shared = sorted(int(m[1]) for name, _ in rows if (m := _SHARED_INDEX_NAME.match(name)))
+    shared_name = re.compile(rf"^{vectors.prefix}_(\d+)$")
+    own_name = re.compile(rf"^{vectors.prefix}_(\d+)_ws(\d+)$")
+    shared = sorted(int(m[1]) for name, _ in rows if (m := shared_name.match(name)))
     own = [
         WorkspaceVectorIndex(name, int(m[2]), int(m[1]), bool(valid))
         for name, valid in rows
-        if (m := WORKSPACE_INDEX_NAME.match(name))
+        if (m := own_name.match(name))
     ]
     return shared, sorted(own, key=lambda index: index.name)
+
+
+# The workspaces' own indexes per database and table, as last read from the catalog: a new
+# one is known to searches at most this long after it was built.
+OWN_INDEXES_TTL_SECONDS = 60.0
+_own_indexes: dict[tuple[str, str], tuple[float, set[tuple[int, int]]]] = {}
+
+
+def has_workspace_vector_index(vectors: VectorTable, *, workspace_id: int, dimension: int) -> bool:
+    """Whether the workspace's vectors of `dimension` have a valid index of their own,
+    which the planner walks for its searches instead of the shared one (the catalog is
+    read at most every OWN_INDEXES_TTL_SECONDS per process)."""
+    key = (str(connection.settings_dict.get("NAME")), vectors.table)
+    now = time.monotonic()
+    cached = _own_indexes.get(key)
+    if cached is None or now - cached[0] >= OWN_INDEXES_TTL_SECONDS:
+        _, indexes = vector_indexes(vectors)
+        cached = (now, {(i.workspace_id, i.dimension) for i in indexes if i.valid})
+        _own_indexes[key] = cached
+    return (workspace_id, dimension) in cached[1]

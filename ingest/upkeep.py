@@ -12,15 +12,14 @@ waiting and no task of theirs queued or running, and queues their work again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.conf import settings
 
 from ingest.actions.slices import do_requeue_stranded_work
 from ingest.actions.vector_indexes import do_create_workspace_vector_index, do_drop_vector_index
-from ingest.selectors import (
-    chunk_counts_by_workspace,
-    chunk_rows_of_dimension,
-    chunk_vector_indexes,
-)
+from ingest.selectors import vector_indexes, vector_rows_by_workspace, vector_rows_of_dimension
+from ingest.vector_tables import CHUNK_VECTORS, VectorTable
 from system import slices
 from system.upkeep import JobOutcome
 
@@ -36,39 +35,43 @@ def requeue_stranded_work() -> JobOutcome:
     )
 
 
-def maintain_vector_indexes() -> JobOutcome:
-    """Give each workspace above VECTOR_EXACT_MAX_ROWS chunks (and at most
-    VECTOR_WORKSPACE_INDEX_MAX_SHARE of all chunks) its own HNSW index per vector dimension
-    in use, smallest workspaces first; drop the indexes of workspaces gone or shrunk to
-    half the bound, and rebuild any a stopped build left invalid
-    (ingest/actions/vector_indexes.py). A worker's stop ends the run between builds."""
+def maintain_vector_indexes(tables: Sequence[VectorTable] = (CHUNK_VECTORS,)) -> JobOutcome:
+    """Give each workspace above VECTOR_EXACT_MAX_ROWS rows of a table (and at most
+    VECTOR_WORKSPACE_INDEX_MAX_SHARE of the table's rows) its own HNSW index per vector
+    dimension in use, smallest workspaces first; drop the indexes of workspaces gone or
+    shrunk to half the bound, and rebuild any a stopped build left invalid
+    (ingest/actions/vector_indexes.py). A worker's stop ends the run between builds. The
+    `vector_indexes` job runs it for chunks and entity names (knowledge/upkeep.py)."""
     max_share = settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE
     if max_share <= 0:
         return JobOutcome.skipped("VECTOR_WORKSPACE_INDEX_MAX_SHARE is 0: no workspace indexes")
     bound = settings.VECTOR_EXACT_MAX_ROWS
-    counts = chunk_counts_by_workspace()
-    dimensions, existing = chunk_vector_indexes()
+    built: list[str] = []
     dropped: list[str] = []
-    kept: set[tuple[int, int]] = set()
-    for index in existing:
-        if (
-            index.valid
-            and index.dimension in dimensions
-            and counts.get(index.workspace_id, 0) > bound // 2
-        ):
-            kept.add((index.workspace_id, index.dimension))
-        else:
-            do_drop_vector_index(name=index.name)
-            dropped.append(index.name)
-    built = _build_missing(counts, dimensions, kept, bound=bound, max_share=max_share)
+    in_place = 0
+    for vectors in tables:
+        counts = vector_rows_by_workspace(vectors)
+        dimensions, existing = vector_indexes(vectors)
+        kept: set[tuple[int, int]] = set()
+        for index in existing:
+            rows = counts.get(index.workspace_id, 0)
+            if index.valid and index.dimension in dimensions and rows > bound // 2:
+                kept.add((index.workspace_id, index.dimension))
+            else:
+                do_drop_vector_index(name=index.name)
+                dropped.append(index.name)
+        new = _build_missing(vectors, counts, dimensions, kept, bound=bound, max_share=max_share)
+        built += new
+        in_place += len(kept) + len(new)
     return JobOutcome.ok(
         f"{len(built)} workspace vector index(es) built, {len(dropped)} dropped, "
-        f"{len(kept) + len(built)} in place",
+        f"{in_place} in place",
         {"built": built, "dropped": dropped, "exact_max_rows": bound},
     )
 
 
 def _build_missing(
+    vectors: VectorTable,
     counts: dict[int, int],
     dimensions: list[int],
     kept: set[tuple[int, int]],
@@ -82,13 +85,15 @@ def _build_missing(
         if rows <= bound or rows > max_share * total:
             continue
         for dimension in dimensions:
-            if (workspace_id, dimension) in kept or chunk_rows_of_dimension(
-                workspace_id=workspace_id, dimension=dimension, at_most=bound + 1
+            if (workspace_id, dimension) in kept or vector_rows_of_dimension(
+                vectors, workspace_id=workspace_id, dimension=dimension, at_most=bound + 1
             ) <= bound:
                 continue
             if slices.shutdown_requested():
                 return built
             built.append(
-                do_create_workspace_vector_index(workspace_id=workspace_id, dimension=dimension)
+                do_create_workspace_vector_index(
+                    workspace_id=workspace_id, dimension=dimension, vectors=vectors
+                )
             )
     return built

@@ -16,7 +16,9 @@ from typing import Any
 
 from django.conf import settings
 
+from ingest import upkeep as ingest_upkeep
 from ingest.embeddings import EmbeddingUnavailable, get_embedder
+from ingest.vector_tables import CHUNK_VECTORS
 from knowledge.actions.communities import do_request_communities
 from knowledge.actions.embeddings import (
     do_backfill_entity_embeddings,
@@ -24,6 +26,7 @@ from knowledge.actions.embeddings import (
 )
 from knowledge.actions.maintenance import do_prune, parse_age
 from knowledge.actions.review import do_review_suggestions_with_llm
+from knowledge.models import ENTITY_VECTORS
 from knowledge.selectors.community_map import computation_pending, last_run
 from knowledge.selectors.upkeep import (
     graph_changes_since,
@@ -195,3 +198,10 @@ def prune_report() -> JobOutcome:
         "workspace(s) (dry run: nothing deleted; `manage.py prune` deletes)"
     )
     return _finish(message, details, failed)
+
+
+def maintain_vector_indexes() -> JobOutcome:
+    """Workspace indexes of chunk and entity-name vectors (ingest/upkeep.py's rules for
+    both tables: a workspace above VECTOR_EXACT_MAX_ROWS rows and at most
+    VECTOR_WORKSPACE_INDEX_MAX_SHARE of the table gets an HNSW index of its own rows)."""
+    return ingest_upkeep.maintain_vector_indexes((CHUNK_VECTORS, ENTITY_VECTORS))

@@ -202,7 +202,7 @@ UPKEEP_JOBS = {
     "stranded_work": {"run": "ingest.upkeep.requeue_stranded_work", "every": UPKEEP_STRANDED_EVERY},
     "agent_calls": {"run": "agents.upkeep.prune_agent_calls", "every": UPKEEP_AGENT_CALLS_EVERY},
     "vector_indexes": {
-        "run": "ingest.upkeep.maintain_vector_indexes",
+        "run": "knowledge.upkeep.maintain_vector_indexes",
         "every": UPKEEP_VECTOR_INDEXES_EVERY,
     },
 }
@@ -333,10 +333,11 @@ RETRIEVAL_CANDIDATES = int(env_float("RETRIEVAL_CANDIDATES", 50))
 # the shared index misses many of its nearest rows; 10k rows compare in ~20-50 ms.
 VECTOR_EXACT_MAX_ROWS = int(env_float("VECTOR_EXACT_MAX_ROWS", 10000))
 VECTOR_MAX_SCAN_TUPLES = int(env_float("VECTOR_MAX_SCAN_TUPLES", 20000))
-# A workspace above VECTOR_EXACT_MAX_ROWS chunks gets an HNSW index of its own rows (the
-# `vector_indexes` upkeep job; ingest/actions/vector_indexes.py), which its searches walk
-# instead of the shared one, unless it holds more than this share of all chunks (its walk
-# of the shared index then meets its own rows anyway). 0: no workspace indexes.
+# A workspace above VECTOR_EXACT_MAX_ROWS chunks (active entities) gets an HNSW index of
+# its own chunk (name) vectors (the `vector_indexes` upkeep job; ingest/actions/
+# vector_indexes.py), which its searches walk instead of the shared one, unless it holds
+# more than this share of the table's rows (its walk of the shared index then meets its own
+# rows anyway). 0: no workspace indexes.
 VECTOR_WORKSPACE_INDEX_MAX_SHARE = env_float("VECTOR_WORKSPACE_INDEX_MAX_SHARE", 0.5)
 # ef_search of a walk of a workspace's own index (the shared index's walks use 100). At 1M
 # chunks in 50 workspaces, a 20k-chunk workspace's own index walked with 100 found 0.70 of

@@ -26,11 +26,19 @@ from knowledge.models.extraction import (
     LlmCall,
     SourceExtraction,
 )
-from knowledge.models.graph import Entity, EntityState, Mention, Relation, RelationEvidence
+from knowledge.models.graph import (
+    ENTITY_VECTORS,
+    Entity,
+    EntityState,
+    Mention,
+    Relation,
+    RelationEvidence,
+)
 from knowledge.models.schema import EntityType, RelationType, TypeOrigin, TypeStatus
 from knowledge.models.search import EntityWord, WordTypoKey
 
 __all__ = [
+    "ENTITY_VECTORS",
     "Alias",
     "AliasOrigin",
     "Community",

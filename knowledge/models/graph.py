@@ -17,6 +17,7 @@ from django.db import models
 from django.db.models import F, Func, Q
 from pgvector.django import VectorField
 
+from ingest.vector_tables import VectorTable
 from knowledge.models.extraction import ExtractionRun
 from knowledge.models.schema import EntityType, RelationType
 from workspaces.models import WorkspaceScopedModel
@@ -196,6 +197,12 @@ class Relation(WorkspaceScopedModel):
 
     def __str__(self) -> str:
         return f"{self.source_id} -{self.type_id}-> {self.target_id}"
+
+
+# Active entities' name vectors: the shared HNSW index per dimension
+# (`entity_embedding_hnsw_<dim>`, WHERE state = 'active') and workspaces' own ones (the
+# `vector_indexes` upkeep job, knowledge/upkeep.py; ingest/actions/vector_indexes.py).
+ENTITY_VECTORS = VectorTable("knowledge_entity", "entity_embedding_hnsw", "state = 'active'")
 
 
 class Mention(WorkspaceScopedModel):

@@ -15,10 +15,12 @@ from django.db.models import Q
 from rapidfuzz import fuzz, process
 
 from ingest.embeddings import vector_literal
+from ingest.selectors import has_workspace_vector_index
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
 from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match
 from knowledge.models import (
+    ENTITY_VECTORS,
     Alias,
     CurationRule,
     Entity,
@@ -162,13 +164,17 @@ def _nearest_rows(
     # settings; its short answers are redone exactly below) and the active names of the
     # type, counted on its unique index up to the bound only.
     bound = settings.VECTOR_EXACT_MAX_ROWS
+    # A workspace's own index of its names (knowledge/upkeep.py) is walked with the longer
+    # candidate list its rows alone need (ingest/actions/vector_indexes.py).
+    own = has_workspace_vector_index(ENTITY_VECTORS, workspace_id=workspace.pk, dimension=dim)
+    ef_search = settings.VECTOR_WORKSPACE_INDEX_EF_SEARCH if own else NEAREST_EF_SEARCH
     cursor.execute(
         "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "  # noqa: S608
         "set_config('hnsw.max_scan_tuples', %s, true), "
         "set_config('hnsw.ef_search', %s, true), "
         f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE workspace_id = %s "
         "AND type_id = %s AND state = 'active' LIMIT %s) AS s)",
-        [str(settings.VECTOR_MAX_SCAN_TUPLES), str(NEAREST_EF_SEARCH), workspace.pk, type_id,
+        [str(settings.VECTOR_MAX_SCAN_TUPLES), str(ef_search), workspace.pk, type_id,
          bound + 1],
     )  # fmt: skip
     found: list[list[tuple[int, float]]] = [[] for _ in vectors]

@@ -1,6 +1,7 @@
 """A workspace too large to compare exactly and too small a share of the database gets an
-HNSW index of its own rows (ingest/actions/vector_indexes.py), built by the
-`vector_indexes` upkeep job, which its searches then walk instead of the shared index.
+HNSW index of its own chunk vectors and entity-name vectors (ingest/actions/
+vector_indexes.py), built by the `vector_indexes` upkeep job (knowledge/upkeep.py), which
+its searches then walk instead of the shared indexes.
 
 Sizes are scaled down with VECTOR_EXACT_MAX_ROWS (10,000 in production, 40 here). The
 builds are CONCURRENTLY, as in production, so these tests commit (transaction=True).
@@ -17,13 +18,17 @@ import pytest
 from django.db import OperationalError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from ingest import selectors
 from ingest.actions.vector_indexes import do_create_workspace_vector_index
 from ingest.models import Chunk, Document, Source
-from ingest.selectors import chunk_vector_indexes
-from ingest.upkeep import maintain_vector_indexes
-from knowledge.retrieval.signals import vector
+from ingest.selectors import vector_indexes
+from ingest.vector_tables import CHUNK_VECTORS
+from knowledge.actions.schema import do_ensure_default_schema
+from knowledge.models import ENTITY_VECTORS, Entity, EntityType
 from knowledge.retrieval.signals.vector import vector_signals
 from knowledge.retrieval.types import QueryVector
+from knowledge.selectors.matching import nearest_by_embedding
+from knowledge.upkeep import maintain_vector_indexes
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 
@@ -36,6 +41,7 @@ K = 10
 
 
 def _fill(workspace: Workspace, vectors: np.ndarray) -> list[int]:
+    """Chunks with `vectors`, and active entities of one type with the same vectors."""
     source = Source.objects.create(workspace=workspace, kind="upload", name="vectors")
     document = Document.objects.create(workspace=workspace, source=source, path="v.txt")
     chunks = Chunk.objects.bulk_create(
@@ -46,7 +52,20 @@ def _fill(workspace: Workspace, vectors: np.ndarray) -> list[int]:
         )
         for i, v in enumerate(vectors)
     )  # fmt: skip
+    do_ensure_default_schema(workspace=workspace)
+    entity_type = EntityType.objects.filter(workspace=workspace).order_by("name").first()
+    Entity.objects.bulk_create(
+        Entity(
+            workspace=workspace, type=entity_type, name=f"Name {i}", canonical_name=f"name {i}",
+            embedding=v.tolist(), embedding_model=MODEL, embedding_dim=DIM,
+        )
+        for i, v in enumerate(vectors)
+    )  # fmt: skip
     return [c.pk for c in chunks]
+
+
+def _own_indexes() -> list[Any]:
+    return vector_indexes(CHUNK_VECTORS)[1] + vector_indexes(ENTITY_VECTORS)[1]
 
 
 def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -67,61 +86,79 @@ def tenants(settings) -> Iterator[dict[str, Any]]:
     _fill(small, _unit(rng, 10))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE ingest_chunk")
+        cursor.execute("ANALYZE knowledge_entity")
+    selectors._own_indexes.clear()  # searches read the catalog again at most once a minute
     yield {"big": big, "medium": medium, "ids": medium_ids, "vectors": medium_vectors}
-    _, indexes = chunk_vector_indexes()
     with connection.cursor() as cursor:
-        for index in indexes:
+        for index in _own_indexes():
             cursor.execute(f"DROP INDEX IF EXISTS {index.name}")
 
 
-def _walk(workspace: Workspace, query: np.ndarray) -> tuple[str, list[str]]:
-    """The plan of the chunk search's index walk for `workspace`, as the search sends it,
-    with sorting priced out (at 1M chunks the planner walks an index for a workspace of
-    20,000 rows, bench/vector_recall.py; in a database this small it would sort), and the
-    statements the search sent before the walk."""
+def _walks(workspace: Workspace, query: np.ndarray) -> dict[str, tuple[str, list[str]]]:
+    """For the chunk walk ("c") and the entity walk ("e") of a search of `workspace`: the
+    plan, as the search sends it, with sorting priced out (at 1M chunks the planner walks
+    an index for a workspace of 20,000 rows, bench/vector_recall.py; in a database this
+    small it would sort), and the statements the search sent before it."""
     with CaptureQueriesContext(connection) as captured:
         vector_signals(workspace.pk, QueryVector(model=MODEL, values=query.tolist()), K, None, None)
     sent = [q["sql"] for q in captured]
-    at = next(i for i, sql in enumerate(sent) if f"::vector({DIM})) <=>" in sql)
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('enable_sort', 'off', true)")
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {sent[at]}")
-        return json.dumps(cursor.fetchone()[0]), sent[:at]
+    walks = {}
+    for alias in ("c", "e"):
+        at = next(
+            i for i, sql in enumerate(sent) if f"({alias}.embedding::vector({DIM})) <=>" in sql
+        )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('enable_sort', 'off', true)")
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {sent[at]}")
+            walks[alias] = (json.dumps(cursor.fetchone()[0]), sent[:at])
+    return walks
 
 
-def test_a_medium_workspace_gets_its_own_index_and_its_search_walks_it(tenants):
+def test_a_medium_workspace_gets_its_own_indexes_and_its_searches_walk_them(tenants):
     outcome = maintain_vector_indexes()
     assert (outcome.kind, outcome.message) == (
         "ok",
-        "1 workspace vector index(es) built, 0 dropped, 1 in place",
+        "2 workspace vector index(es) built, 0 dropped, 2 in place",
     )
-    own = f"chunk_embedding_hnsw_{DIM}_ws{tenants['medium'].pk}"
-    assert outcome.details["built"] == [own]
-    dimensions, indexes = chunk_vector_indexes()
-    assert DIM in dimensions
-    assert [(i.name, i.workspace_id, i.valid) for i in indexes] == [
-        (own, tenants["medium"].pk, True)
+    medium = tenants["medium"].pk
+    chunks_own = f"chunk_embedding_hnsw_{DIM}_ws{medium}"
+    names_own = f"entity_embedding_hnsw_{DIM}_ws{medium}"
+    assert outcome.details["built"] == [chunks_own, names_own]
+    assert [(i.name, i.workspace_id, i.valid) for i in _own_indexes()] == [
+        (chunks_own, medium, True),
+        (names_own, medium, True),
     ]
     query = _unit(np.random.default_rng(8), 1)[0]
-    vector._own_indexes.clear()  # searches read the catalog again at most once a minute
-    # The medium workspace's walk is its own index, with the larger candidate list a walk
-    # of a workspace's own rows needs for questions far from all of them; the big tenant's
-    # walk is the shared index's, with the shared index's list.
-    plan, before = _walk(tenants["medium"], query)
-    assert f'"Index Name": "{own}"' in plan
-    assert "set_config('hnsw.ef_search', '600', true)" in before[-1]
-    plan, before = _walk(tenants["big"], query)
-    assert f'"Index Name": "chunk_embedding_hnsw_{DIM}"' in plan
-    assert not any("'600'" in sql for sql in before)
-    # Walking its own rows only, the search finds the workspace's true nearest chunks.
-    chunks, _ = vector_signals(
-        tenants["medium"].pk, QueryVector(model=MODEL, values=query.tolist()), K, None, None
+    # The medium workspace's walks are its own indexes, with the larger candidate list a
+    # walk of a workspace's own rows needs for questions far from all of them; the big
+    # tenant's walks are the shared indexes', with the shared indexes' list.
+    walks = _walks(tenants["medium"], query)
+    assert f'"Index Name": "{chunks_own}"' in walks["c"][0]
+    assert f'"Index Name": "{names_own}"' in walks["e"][0]
+    assert "set_config('hnsw.ef_search', '600', true)" in walks["c"][1][-1]
+    assert not any("ef_search" in sql for sql in walks["e"][1][len(walks["c"][1]) + 1 :])
+    walks = _walks(tenants["big"], query)
+    assert f'"Index Name": "chunk_embedding_hnsw_{DIM}"' in walks["c"][0]
+    assert f'"Index Name": "entity_embedding_hnsw_{DIM}"' in walks["e"][0]
+    assert not any("'600'" in sql for sql in walks["e"][1])
+    # Walking its own rows only, the search finds the workspace's true nearest chunks and
+    # names, and consolidation its nearest name.
+    chunks, names = vector_signals(
+        medium, QueryVector(model=MODEL, values=query.tolist()), K, None, None
     )
     order = np.argsort(-(tenants["vectors"] @ query), kind="stable")[:K]
     assert [pk for pk, _ in chunks] == [tenants["ids"][i] for i in order]
+    assert [Entity.objects.get(pk=pk).name for pk, _ in names] == [f"Name {i}" for i in order]
+    # Consolidation's nearest name walks the workspace's index with the same list.
+    near = tenants["vectors"][3] + 0.02 * _unit(np.random.default_rng(9), 1)[0]
+    entity_type = EntityType.objects.filter(workspace=medium).order_by("name")[0]
+    with CaptureQueriesContext(connection) as captured:
+        match = nearest_by_embedding(tenants["medium"], entity_type, near.tolist(), model=MODEL)
+    assert match is not None and match[0].name == "Name 3"
+    assert any("set_config('hnsw.ef_search', '600', true)" in q["sql"] for q in captured)
     # A second run finds everything in place.
     assert maintain_vector_indexes().message == (
-        "0 workspace vector index(es) built, 0 dropped, 1 in place"
+        "0 workspace vector index(es) built, 0 dropped, 2 in place"
     )
 
 
@@ -145,18 +182,18 @@ def test_an_interrupted_build_is_rebuilt_and_a_shrunk_workspace_loses_its_index(
             writer.rollback()
             writer.close()
     # A cancelled CREATE INDEX CONCURRENTLY leaves an invalid index behind.
-    assert [i.valid for i in chunk_vector_indexes()[1]] == [False]
+    assert [i.valid for i in _own_indexes()] == [False]
     outcome = maintain_vector_indexes()
-    assert outcome.message == "1 workspace vector index(es) built, 1 dropped, 1 in place"
-    assert [i.valid for i in chunk_vector_indexes()[1]] == [True]
+    assert outcome.message == "2 workspace vector index(es) built, 1 dropped, 2 in place"
+    assert [i.valid for i in _own_indexes()] == [True, True]
     # Down to half the bound (and below), the workspace is compared exactly again.
     Chunk.objects.filter(workspace=medium, ordinal__gte=BOUND // 2).delete()
     outcome = maintain_vector_indexes()
-    assert outcome.message == "0 workspace vector index(es) built, 1 dropped, 0 in place"
-    assert chunk_vector_indexes()[1] == []
+    assert outcome.message == "0 workspace vector index(es) built, 1 dropped, 1 in place"
+    assert [i.name for i in _own_indexes()] == [f"entity_embedding_hnsw_{DIM}_ws{medium.pk}"]
 
 
 def test_no_workspace_indexes_when_turned_off(tenants, settings):
     settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE = 0
     assert maintain_vector_indexes().kind == "skipped"
-    assert chunk_vector_indexes()[1] == []
+    assert _own_indexes() == []

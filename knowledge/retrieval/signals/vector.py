@@ -17,7 +17,9 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from ingest.embeddings import vector_literal
-from ingest.selectors import chunk_vector_indexes
+from ingest.selectors import has_workspace_vector_index
+from ingest.vector_tables import CHUNK_VECTORS, VectorTable
+from knowledge.models import ENTITY_VECTORS
 from knowledge.retrieval.limits import ENTITY_LIMIT
 from knowledge.retrieval.signals.scope import DocumentScope, scope_clause
 from knowledge.retrieval.types import QueryVector
@@ -34,11 +36,6 @@ ENTITY_MIN_SIMILARITY = 0.3
 EF_SEARCH = 100
 
 _iterative_scan: dict[str, bool] = {}
-
-# The workspaces' own chunk indexes, as last read from the catalog (per database): a new one
-# is walked with VECTOR_WORKSPACE_INDEX_EF_SEARCH at most this long after it was built.
-OWN_INDEXES_TTL_SECONDS = 60.0
-_own_indexes: dict[str, tuple[float, set[tuple[int, int]]]] = {}
 
 # Whether a workspace's chunks / active entities are too many to compare exactly is
 # counted (up to VECTOR_EXACT_MAX_ROWS + 1 rows on its b-trees, ~2-4 ms at 100k chunks,
@@ -89,7 +86,7 @@ def vector_signals(
     chunks / 200k names in 50 workspaces (bench/vector_recall.py) a workspace of 4,000
     names got 58% of its true nearest for questions other tenants write much about. So a
     workspace with at most VECTOR_EXACT_MAX_ROWS rows is compared exactly (its own rows,
-    through the workspace index), a larger one walks the index (iterative scan) and is
+    through the workspace b-tree), a larger one walks the index (iterative scan) and is
     compared exactly after all when the walk comes back short (its rows few or far). A
     larger workspace that is a small share of the database has an index of its own rows
     (ingest/actions/vector_indexes.py): the planner walks that one instead, with the
@@ -129,36 +126,41 @@ def vector_signals(
 
     with transaction.atomic(), connection.cursor() as cursor:
         few_chunks, few_entities = _prepare(cursor, workspace_id, candidates)
-        own_walk = not few_chunks and _has_own_index(workspace_id, dim)
-        if own_walk:
-            _set_ef_search(cursor, settings.VECTOR_WORKSPACE_INDEX_EF_SEARCH)
+        shared_ef = _ef_search(candidates)
+        ef = _walk_ef(cursor, CHUNK_VECTORS, workspace_id, dim, few_chunks, shared_ef, shared_ef)
         chunk_rows = _nearest(cursor, chunk_sql, candidates, exact=few_chunks)
-        if own_walk:
-            _set_ef_search(cursor, _ef_search(candidates))
+        _walk_ef(cursor, ENTITY_VECTORS, workspace_id, dim, few_entities, ef, shared_ef)
         entity_rows = _nearest(cursor, entity_sql, entity_limit, exact=few_entities)
     return _ranked(chunk_rows), _ranked(entity_rows)
 
 
-def _has_own_index(workspace_id: int, dimension: int) -> bool:
-    """Whether the workspace's chunks of `dimension` have an index of their own (ingest/
-    actions/vector_indexes.py), which the planner walks for its searches instead of the
-    shared one. The list is read from the catalog at most every OWN_INDEXES_TTL_SECONDS."""
-    database = str(connection.settings_dict.get("NAME"))
-    now = time.monotonic()
-    cached = _own_indexes.get(database)
-    if cached is None or now - cached[0] >= OWN_INDEXES_TTL_SECONDS:
-        _, indexes = chunk_vector_indexes()
-        cached = (now, {(i.workspace_id, i.dimension) for i in indexes if i.valid})
-        _own_indexes[database] = cached
-    return (workspace_id, dimension) in cached[1]
+def _walk_ef(
+    cursor: Any,
+    vectors: VectorTable,
+    workspace_id: int,
+    dimension: int,
+    exact: bool,
+    current: int,
+    shared: int,
+) -> int:
+    """Set ef_search for the next walk (returns it): VECTOR_WORKSPACE_INDEX_EF_SEARCH when
+    the planner will walk the workspace's own index of the table (ingest/actions/
+    vector_indexes.py), whose rows alone need the longer candidate list for questions far
+    from all of them; the shared index's otherwise. An exact comparison walks nothing."""
+    if exact:
+        return current
+    wanted = (
+        settings.VECTOR_WORKSPACE_INDEX_EF_SEARCH
+        if has_workspace_vector_index(vectors, workspace_id=workspace_id, dimension=dimension)
+        else shared
+    )
+    if wanted != current:
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(wanted)])
+    return wanted
 
 
 def _ef_search(candidates: int) -> int:
     return min(1000, max(EF_SEARCH, candidates))
-
-
-def _set_ef_search(cursor: Any, value: int) -> None:
-    cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(value)])
 
 
 def _column(alias: str, dim: int, exact: bool) -> str:
