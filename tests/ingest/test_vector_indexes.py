@@ -20,15 +20,15 @@ from django.test.utils import CaptureQueriesContext
 
 from ingest import selectors
 from ingest.actions.vector_indexes import do_create_workspace_vector_index
-from ingest.models import Chunk, Document, Source
+from ingest.models import Chunk
 from ingest.selectors import vector_indexes
 from ingest.vector_tables import CHUNK_VECTORS
-from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.models import ENTITY_VECTORS, Entity, EntityType
 from knowledge.retrieval.signals.vector import vector_signals
 from knowledge.retrieval.types import QueryVector
 from knowledge.selectors.matching import nearest_by_embedding
 from knowledge.upkeep import maintain_vector_indexes
+from tests.vector_rows import fill_vectors
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 
@@ -42,26 +42,8 @@ K = 10
 
 def _fill(workspace: Workspace, vectors: np.ndarray) -> list[int]:
     """Chunks with `vectors`, and active entities of one type with the same vectors."""
-    source = Source.objects.create(workspace=workspace, kind="upload", name="vectors")
-    document = Document.objects.create(workspace=workspace, source=source, path="v.txt")
-    chunks = Chunk.objects.bulk_create(
-        Chunk(
-            workspace=workspace, document=document, ordinal=i, text=f"chunk {i}",
-            char_start=0, char_end=8, token_count=2, content_hash=f"{workspace.pk}-{i}",
-            embedding=v.tolist(), embedding_model=MODEL, embedding_dim=DIM,
-        )
-        for i, v in enumerate(vectors)
-    )  # fmt: skip
-    do_ensure_default_schema(workspace=workspace)
-    entity_type = EntityType.objects.filter(workspace=workspace).order_by("name").first()
-    Entity.objects.bulk_create(
-        Entity(
-            workspace=workspace, type=entity_type, name=f"Name {i}", canonical_name=f"name {i}",
-            embedding=v.tolist(), embedding_model=MODEL, embedding_dim=DIM,
-        )
-        for i, v in enumerate(vectors)
-    )  # fmt: skip
-    return [c.pk for c in chunks]
+    ids: list[int] = fill_vectors(workspace, vectors, vectors, model=MODEL)["chunks"]
+    return ids
 
 
 def _own_indexes() -> list[Any]:

@@ -19,14 +19,11 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from ingest.models import Chunk, Document, Source
-from knowledge.actions.schema import do_ensure_default_schema
-from knowledge.models import Entity, EntityType
 from knowledge.retrieval.signals.vector import vector_signals
 from knowledge.retrieval.types import QueryVector
 from knowledge.selectors.matching import nearest_by_embedding, nearest_by_embeddings
+from tests.vector_rows import fill_vectors
 from workspaces.actions.workspaces import do_create_workspace
-from workspaces.models import Workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -46,36 +43,6 @@ def _around(centre: np.ndarray, cos: float, n: int, rng: np.random.Generator) ->
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def _fill(workspace: Workspace, vectors: np.ndarray, names: np.ndarray) -> dict[str, Any]:
-    """One document of chunks with `vectors`, and active entities of one type with the
-    `names` vectors; returns their ids in the order of the vectors, and the type."""
-    source = Source.objects.create(workspace=workspace, kind="upload", name="vectors")
-    document = Document.objects.create(workspace=workspace, source=source, path="v.txt")
-    chunks = Chunk.objects.bulk_create(
-        Chunk(
-            workspace=workspace, document=document, ordinal=i, text=f"chunk {i}",
-            char_start=0, char_end=8, token_count=2, content_hash=f"{workspace.pk}-{i}",
-            embedding=v.tolist(), embedding_model=MODEL, embedding_dim=DIM,
-        )
-        for i, v in enumerate(vectors)
-    )  # fmt: skip
-    do_ensure_default_schema(workspace=workspace)
-    entity_type = EntityType.objects.filter(workspace=workspace).order_by("name").first()
-    assert entity_type is not None
-    entities = Entity.objects.bulk_create(
-        Entity(
-            workspace=workspace, type=entity_type, name=f"Name {i}", canonical_name=f"name {i}",
-            embedding=v.tolist(), embedding_model=MODEL, embedding_dim=DIM,
-        )
-        for i, v in enumerate(names)
-    )  # fmt: skip
-    return {
-        "chunks": [c.pk for c in chunks],
-        "entities": [e.pk for e in entities],
-        "type": entity_type,
-    }
-
-
 @pytest.fixture
 def crowded(settings) -> dict[str, Any]:
     """The query, the small workspace, its rows' ids and vectors, beside a crowd."""
@@ -83,11 +50,13 @@ def crowded(settings) -> dict[str, Any]:
     query = rng.standard_normal(DIM)
     query /= np.linalg.norm(query)
     crowd = do_create_workspace(slug="crowd")
-    _fill(crowd, _around(query, 0.97, CROWD, rng), _around(query, 0.97, CROWD, rng))
+    fill_vectors(
+        crowd, _around(query, 0.97, CROWD, rng), _around(query, 0.97, CROWD, rng), model=MODEL
+    )
     small = do_create_workspace(slug="small")
     chunk_vectors = _around(query, 0.88, SMALL, rng)
     name_vectors = _around(query, 0.9, SMALL, rng)
-    ids = _fill(small, chunk_vectors, name_vectors)
+    ids = fill_vectors(small, chunk_vectors, name_vectors, model=MODEL)
     with connection.cursor() as cursor:
         # As autovacuum would: the planner knows how the rows split between workspaces.
         cursor.execute("ANALYZE ingest_chunk")
