@@ -28,7 +28,7 @@ from ingest.embedding_lane import AheadChunk, get_lane, lane_of
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
-from ingest.parsers.base import ParserLimits
+from ingest.parsers.base import ParsedDocument, ParserLimits
 from ingest.selectors import stored_vectors
 from system import slices
 from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
@@ -55,26 +55,44 @@ def parse(*, document: Document) -> None:
     if document.processed_hash == document.content_hash and document.status in _PARSED_OR_LATER:
         return
     do_hand_on_duplicates(document=document)
-    # The lock on this content is held until the parse is saved: an identical document
-    # parsed at the same time waits, then finds this one as its original.
+    if _became_duplicate(document):
+        return
+    # Parsed outside any transaction: a long PDF parses for minutes, and its progress
+    # (ingest/actions/activity.py) must be visible meanwhile; nor may a transaction stay
+    # open that long. An identical document parsed at the same moment is parsed twice,
+    # and the second to save becomes the first's duplicate under the content's lock.
+    parsed = _parse_file(document)
     with content_claim(document) as original:
         if original is not None:
             do_mark_duplicate(document=document, original=original)
             return
-        _parse_own(document)
+        _save_parse(document, parsed)
 
 
-def _parse_own(document: Document) -> None:
+def _became_duplicate(document: Document) -> bool:
+    """Make the document a duplicate if the workspace has parsed its bytes already."""
+    with content_claim(document) as original:
+        if original is not None:
+            do_mark_duplicate(document=document, original=original)
+    return original is not None
+
+
+def _parse_file(document: Document) -> ParsedDocument:
     do_report_activity(
-        source_id=document.source_id, stage="parsing", document=document.title or document.path
+        source_id=document.source_id,
+        stage="parsing",
+        document=document.title or document.path,
+        force=True,
     )
-    data = blobs.read_blob(document.blob)
-    parsed = parse_isolated(
-        data,
+    return parse_isolated(
+        blobs.read_blob(document.blob),
         filename=document.path.rsplit("/", 1)[-1],
         limits=ParserLimits.from_settings(),
         on_page=_PagesParsed(document),
     )
+
+
+def _save_parse(document: Document, parsed: ParsedDocument) -> None:
     document.text = parsed.text
     document.title = parsed.title[:1000]
     document.format = parsed.format
@@ -99,7 +117,7 @@ def _parse_own(document: Document) -> None:
 class _PagesParsed:
     """Reports a paged file's pages as the parser reads them ("Parsing 120 of 2,000 pages
     of Guide.pdf"). The first report is written at once: it is the first to know the page
-    count, and it follows the "parsing" report closer than that report's throttle allows."""
+    count, and it follows the "parsing" report closer than the throttle allows."""
 
     def __init__(self, document: Document) -> None:
         self.source_id, self.name = document.source_id, document.title or document.path

@@ -7,10 +7,11 @@ evidence, which are therefore counted once however many uploads, overlapping cra
 mirror pages carry the content (within one source too). The pipeline stops after `parse`
 for it. The rules, each applied under the lock of the content involved:
 
-- Parsing a document (ingest/stages.py `parse`) holds the transaction-level advisory lock
-  of (workspace, content hash) from looking for an original until its parse is saved, so
-  of two identical documents processed at the same moment one becomes the original and
-  the other waits for it, then becomes its duplicate (`content_claim`).
+- Parsing a document (ingest/stages.py `parse`) looks for an original under the
+  transaction-level advisory lock of (workspace, content hash), parses without it (no
+  transaction stays open for a long parse), and saves its parse under the lock after
+  looking again, so of two identical documents processed at the same moment one becomes
+  the original and the other its duplicate (`content_claim`).
 - The original of a duplicate is never a duplicate itself: a document that becomes a
   duplicate hands its own duplicates on to its original (`do_mark_duplicate`).
 - A duplicate whose content changes is detached and processed like any document; an
@@ -80,8 +81,8 @@ def find_original(document: Document) -> Document | None:
 @contextmanager
 def content_claim(document: Document) -> Iterator[Document | None]:
     """One transaction holding the lock of the document's content: yields its original, or
-    None when the document is to be the original — then parse it and save it inside the
-    block, and an identical document parsed meanwhile waits and finds it."""
+    None when the document is to be the original — then save its parse inside the block,
+    and an identical document saving meanwhile waits and finds it."""
     with transaction.atomic():
         lock_content(document.workspace_id, document.content_hash)
         yield find_original(document)
