@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from bench.cleanup import drop_workspace
+from ingest import selectors as ingest_selectors
 from ingest.actions.embeddings import do_ensure_vector_index
 from ingest.embeddings import configured_model_id
 from ingest.models import Document, Source
@@ -632,8 +633,8 @@ def measure(w: World, spaces: list[Workspace], args: argparse.Namespace) -> None
             w, spaces, args, checkouts, k, chunk_score
         )
     if args.workspace_indexes:
-        results["chunks, workspace indexes of the app"] = workspace_index_pass(
-            w, spaces, args, checkouts, k, chunk_score
+        results["workspace indexes of the app"] = workspace_index_pass(
+            w, spaces, args, checkouts, k, {"chunks": chunk_score, "names": name_score}
         )
     results["sizes"] = {
         what: {"total": sum(n), **{label: n[index] for label, index in MEASURED}}
@@ -704,11 +705,12 @@ def workspace_index_pass(
     args: argparse.Namespace,
     checkouts: dict[str, tuple[ModuleType, ModuleType]],
     k: int,
-    score: Callable[[Any, Any], dict[str, float]],
+    scores: dict[str, Callable[[Any, Any], dict[str, float]]],
 ) -> dict[str, Any]:
     """The indexes the app builds itself: its `vector_indexes` upkeep job (a workspace
-    above VECTOR_EXACT_MAX_ROWS chunks and at most VECTOR_WORKSPACE_INDEX_MAX_SHARE of
-    them), then the chunk searches of every checkout on them; dropped again afterwards."""
+    above VECTOR_EXACT_MAX_ROWS chunks / active names and at most
+    VECTOR_WORKSPACE_INDEX_MAX_SHARE of them), then the searches of `--parts` of every
+    checkout on them; dropped again afterwards."""
     out: dict[str, Any] = {}
     started = time.perf_counter()
     outcome = maintain_vector_indexes()
@@ -718,29 +720,70 @@ def workspace_index_pass(
     out["build seconds"] = round(time.perf_counter() - started, 1)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE ingest_chunk")
-    for module, _ in checkouts.values():
-        getattr(module, "_own_indexes", {}).clear()  # the app's cache of the catalog
+        cursor.execute("ANALYZE knowledge_entity")
+    ingest_selectors._own_indexes.clear()  # the app's cache of the catalog
     try:
-        for label, qs in queries(w, spaces, args.queries, 5, documents=True).items():
-            variants: dict[str, Callable[[Query], Any]] = {
-                f"{name} + workspace indexes: vector_signals": app_search(v, k, 0)
-                for name, (v, _) in checkouts.items()
-            }
-            for ef in (100, 600):
-                variants[f"relaxed_order, ef_search {ef}"] = raw_variant(
-                    "ingest_chunk", k, {**RELAXED, "hnsw.ef_search": str(ef)}
-                )
-            out[label] = run_set(
-                qs, variants,
-                lambda q: raw_search("ingest_chunk", q, k, settings_={}, exact=True),
-                score,
-            )  # fmt: skip
-            report("chunks, workspace indexes of the app", label, out[label])
+        for part, label, result in _workspace_index_sets(w, spaces, args, checkouts, k, scores):
+            out.setdefault(part, {})[label] = result
+            report(f"{part}, workspace indexes of the app", label, result)
     finally:
         with connection.cursor() as cursor:
             for name in built:
                 cursor.execute(f"DROP INDEX IF EXISTS {name}")
     return out
+
+
+def _workspace_index_sets(
+    w: World,
+    spaces: list[Workspace],
+    args: argparse.Namespace,
+    checkouts: dict[str, tuple[ModuleType, ModuleType]],
+    k: int,
+    scores: dict[str, Callable[[Any, Any], dict[str, float]]],
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    entity_k = min(k, ENTITY_LIMIT)
+    sets: list[tuple[str, str, dict[str, list[Query]], int]] = []
+    if "chunks" in args.parts:
+        sets.append(
+            ("chunks", "ingest_chunk", queries(w, spaces, args.queries, 5, documents=True), k)
+        )
+    if "entities" in args.parts:
+        sets.append(
+            (
+                "entities",
+                "knowledge_entity",
+                queries(w, spaces, args.queries, 6, documents=False),
+                entity_k,
+            )
+        )
+    for part, table, by_label, limit in sets:
+        for label, qs in by_label.items():
+            variants: dict[str, Callable[[Query], Any]] = {
+                f"{name} + workspace indexes: vector_signals": app_search(
+                    v, k, 0 if part == "chunks" else 1
+                )
+                for name, (v, _) in checkouts.items()
+            }
+            for ef in (100, 600):
+                variants[f"relaxed_order, ef_search {ef}"] = raw_variant(
+                    table, limit, {**RELAXED, "hnsw.ef_search": str(ef)}
+                )
+            yield part, label, run_set(
+                qs, variants, partial(_exact, table, limit), scores["chunks"]
+            )  # fmt: skip
+    if "names" in args.parts:
+        for label, qs in name_queries(spaces, args.queries, w.seed).items():
+            matches: dict[str, Callable[[Query], Any]] = {
+                f"{name} + workspace indexes: nearest_by_embedding": app_match(m)
+                for name, (_, m) in checkouts.items()
+            }
+            yield "names", label, run_set(
+                qs, matches, partial(_exact, "knowledge_entity", 1, typed=True), scores["names"]
+            )  # fmt: skip
+
+
+def _exact(table: str, limit: int, q: Query, *, typed: bool = False) -> list[tuple[int, float]]:
+    return raw_search(table, q, limit, settings_={}, exact=True, typed=typed)
 
 
 def report(what: str, label: str, rows: dict[str, dict[str, float]]) -> None:
