@@ -6,23 +6,34 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
+import numpy as np
 import pytest
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from ingest.selectors import vector_indexes
+from ingest.vector_tables import CHUNK_VECTORS
 from knowledge.actions.communities import COMPUTE_TASK, do_compute_communities
-from knowledge.models import CommunityRun, Entity
+from knowledge.models import ENTITY_VECTORS, CommunityRun, Entity
 from system.actions.upkeep import RUN_TASK
 from system.models import ScheduledJob
 from system.upkeep import configured_jobs
 from tests.knowledge.community_data import two_cliques
 from tests.support import start_worker, stop_process, wait_for
+from tests.vector_rows import fill_vectors
 from workspaces.actions.workspaces import do_create_workspace
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-WORKER_ENV = {"GRAPHLOOM_UPKEEP_CHECK_SECONDS": "0.1", "UPKEEP_COMMUNITIES_MIN_CHANGES": "5"}
+WORKER_ENV = {
+    "GRAPHLOOM_UPKEEP_CHECK_SECONDS": "0.1",
+    "UPKEEP_COMMUNITIES_MIN_CHANGES": "5",
+    # Workspace vector indexes at this test's scale: above 40 rows, whatever the share.
+    "VECTOR_EXACT_MAX_ROWS": "40",
+    "VECTOR_WORKSPACE_INDEX_MAX_SHARE": "1",
+}
 
 
 def all_runs_finished(names: set[str]) -> bool:
@@ -38,6 +49,9 @@ def test_with_two_workers_each_due_job_runs_exactly_once():
     two_cliques(unchanged)
     do_compute_communities(workspace=unchanged)
     computed_at = CommunityRun.objects.get(workspace=unchanged).computed_at
+    large = do_create_workspace(slug="epsilon")
+    vectors = np.random.default_rng(3).standard_normal((60, 384))
+    fill_vectors(large, vectors, vectors, model="test-vectors")
     due = timezone.now() - timedelta(seconds=1)
     jobs = configured_jobs()
     names = set(jobs)
@@ -53,6 +67,10 @@ def test_with_two_workers_each_due_job_runs_exactly_once():
     finally:
         for worker in workers:
             stop_process(worker)
+        built = [i.name for t in (CHUNK_VECTORS, ENTITY_VECTORS) for i in vector_indexes(t)[1]]
+        with connection.cursor() as cursor:  # indexes outlive the test's flush of the rows
+            for name in built:
+                cursor.execute(f"DROP INDEX IF EXISTS {name}")
 
     runs = {job.name: job for job in ScheduledJob.objects.all()}
     for name, job in runs.items():
@@ -69,11 +87,12 @@ def test_with_two_workers_each_due_job_runs_exactly_once():
         "skipped",
         "no LLM configured",
     )
-    # The never computed workspace got its map; the unchanged one kept its own.
+    # The never computed workspaces got their maps; the unchanged one kept its own.
     assert runs["communities"].last_outcome == "ok"
     assert CommunityRun.objects.filter(workspace=changed).exists()
+    assert CommunityRun.objects.filter(workspace=large).exists()
     assert CommunityRun.objects.get(workspace=unchanged).computed_at == computed_at
-    assert DBTaskResult.objects.filter(task_path=COMPUTE_TASK).count() == 1
+    assert DBTaskResult.objects.filter(task_path=COMPUTE_TASK).count() == 2
     assert runs["backfill"].last_outcome == "ok"
     assert not Entity.objects.filter(embedding__isnull=True).exists()
     assert runs["prune_report"].last_outcome == "ok"
@@ -90,3 +109,9 @@ def test_with_two_workers_each_due_job_runs_exactly_once():
         "vector_indexes": "ok",
     }
     assert runs["stranded_work"].last_message == "no waiting work without a task"
+    # The large workspace got indexes of its own, built CONCURRENTLY by a real worker.
+    assert {
+        f"chunk_embedding_hnsw_384_ws{large.pk}",
+        f"entity_embedding_hnsw_384_ws{large.pk}",
+    } <= set(runs["vector_indexes"].last_details["built"])
+    assert set(runs["vector_indexes"].last_details["built"]) <= set(built)
