@@ -105,7 +105,8 @@ def activity_label(source: Source) -> str:
         return ""
     text = stage
     if activity.get("total"):
-        text += f" {activity.get('done', 0)} of {activity['total']} {activity.get('unit', '')}"
+        done, total = int(activity.get("done", 0)), int(activity["total"])
+        text += f" {done:,} of {total:,} {activity.get('unit', '')}"
     if activity.get("document"):
         text += f"{' of' if activity.get('total') else ''} {activity['document']}"
     return text.strip()

@@ -45,5 +45,5 @@ def test_the_pages_of_a_pdf_being_parsed_are_visible_to_other_connections(make_s
     worker.join(120)
     assert not failures
     assert seen and seen[0].startswith("Parsing ")
-    assert seen[0].endswith(" of 2000 pages of ledger.pdf")
+    assert seen[0].endswith(" of 2,000 pages of ledger.pdf")
     assert Document.objects.get(pk=document.pk).status == DocumentStatus.PARSED
