@@ -23,6 +23,7 @@ from ingest.actions.boilerplate import do_record_blocks
 from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_mark_duplicate
 from ingest.actions.embeddings import do_embed_chunks
 from ingest.actions.sources import run_deletion_hooks
+from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
 from ingest.chunking import ChunkSpan, chunk_text
 from ingest.embedding_lane import AheadChunk, get_lane, lane_of
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
@@ -368,7 +369,8 @@ def purge_workspace(
     """Delete the workspace's sources, documents and chunks in batches (children first),
     then its blobs: the files its documents named, and its blob directory with whatever an
     interrupted run or upload left there. Blobs are stored per workspace
-    (`blobs/<workspace id>/`), so no other workspace loses a file."""
+    (`blobs/<workspace id>/`), so no other workspace loses a file. Last, the workspace's
+    own chunk vector index, if it had one (ingest/actions/vector_indexes.py)."""
     names = set(
         Document.objects.filter(workspace_id=workspace_id)
         .exclude(blob="")
@@ -382,3 +384,4 @@ def purge_workspace(
     )
     blobs.delete_blobs(names)
     shutil.rmtree(blobs.blob_path(f"blobs/{workspace_id}"), ignore_errors=True)
+    do_drop_workspace_vector_indexes(workspace_id=workspace_id)

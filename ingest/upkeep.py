@@ -44,7 +44,7 @@ def maintain_vector_indexes(tables: Sequence[VectorTable] = (CHUNK_VECTORS,)) ->
     `vector_indexes` job runs it for chunks and entity names (knowledge/upkeep.py)."""
     max_share = settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE
     if max_share <= 0:
-        return JobOutcome.skipped("VECTOR_WORKSPACE_INDEX_MAX_SHARE is 0: no workspace indexes")
+        return _drop_all(tables)
     bound = settings.VECTOR_EXACT_MAX_ROWS
     built: list[str] = []
     dropped: list[str] = []
@@ -67,6 +67,17 @@ def maintain_vector_indexes(tables: Sequence[VectorTable] = (CHUNK_VECTORS,)) ->
         f"{len(built)} workspace vector index(es) built, {len(dropped)} dropped, "
         f"{in_place} in place",
         {"built": built, "dropped": dropped, "exact_max_rows": bound},
+    )
+
+
+def _drop_all(tables: Sequence[VectorTable]) -> JobOutcome:
+    """Turned off: no workspace index is wanted, including those built while it was on."""
+    names = [index.name for vectors in tables for index in vector_indexes(vectors)[1]]
+    for name in names:
+        do_drop_vector_index(name=name)
+    return JobOutcome.skipped(
+        f"VECTOR_WORKSPACE_INDEX_MAX_SHARE is 0: no workspace indexes ({len(names)} dropped)",
+        {"dropped": names},
     )
 
 

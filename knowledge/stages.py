@@ -10,6 +10,7 @@ from its chunks' documents after chunks moved to another one (INGEST_CHUNK_MOVE_
 
 from __future__ import annotations
 
+from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
 from ingest.models import Document
 from ingest.stages import group_prepared
 from knowledge.actions.evidence import do_forget_chunks, do_refresh_moved_chunks
@@ -17,6 +18,7 @@ from knowledge.actions.extraction.documents import extract_document, extract_gro
 from knowledge.actions.review import do_review_documents
 from knowledge.graph import get_graph_backend
 from knowledge.graph.sync import projection_aliases
+from knowledge.models import ENTITY_VECTORS
 from system.selectors import llm_is_configured
 from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
@@ -47,7 +49,8 @@ def purge_workspace(
     mentions, relations, entities, and the types their PROTECTed foreign keys hold last),
     then clear its graph projections, after the rows: a write-through that slipped in
     meanwhile finds nothing left to push. A projection that cannot be cleared raises: the
-    deletion stops there and the next run (resumable) clears it."""
+    deletion stops there and the next run (resumable) clears it. Last, the workspace's own
+    name vector index, if it had one."""
     purge_workspace_rows(
         workspace_id=workspace_id,
         models=tenant_models("knowledge"),
@@ -56,3 +59,4 @@ def purge_workspace(
     )
     for alias in projection_aliases():
         get_graph_backend(alias).clear_workspace(workspace_id=workspace_id)
+    do_drop_workspace_vector_indexes(workspace_id=workspace_id, vectors=ENTITY_VECTORS)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from django.db import connection
 
+from ingest.selectors import vector_indexes
 from ingest.vector_tables import CHUNK_VECTORS, VectorTable, workspace_index_name
 
 
@@ -39,8 +40,22 @@ def do_create_workspace_vector_index(
 
 
 def do_drop_vector_index(*, name: str) -> None:
-    """Drop a workspace's index (by the name `workspace_index_name` gave it)."""
+    """Drop a workspace's index (by the name `workspace_index_name` gave it): CONCURRENTLY
+    (no lock that stops the table's readers and writers), unless called inside a
+    transaction, where only a plain DROP is allowed."""
     if not name.replace("_", "").isalnum() or "_embedding_hnsw_" not in name:
         raise ValueError(f"Not a vector index: {name!r}")
+    how = "" if connection.in_atomic_block else "CONCURRENTLY "
     with connection.cursor() as cursor:
-        cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+        cursor.execute(f"DROP INDEX {how}IF EXISTS {name}")
+
+
+def do_drop_workspace_vector_indexes(
+    *, workspace_id: int, vectors: VectorTable = CHUNK_VECTORS
+) -> list[str]:
+    """Drop every index of the workspace's own on the table (a deleted workspace's: its
+    rows are gone); returns their names."""
+    names = [i.name for i in vector_indexes(vectors)[1] if i.workspace_id == int(workspace_id)]
+    for name in names:
+        do_drop_vector_index(name=name)
+    return names

@@ -29,7 +29,11 @@ from knowledge.retrieval.types import QueryVector
 from knowledge.selectors.matching import nearest_by_embedding
 from knowledge.upkeep import maintain_vector_indexes
 from tests.vector_rows import fill_vectors
-from workspaces.actions.workspaces import do_create_workspace
+from workspaces.actions.workspaces import (
+    do_create_workspace,
+    do_delete_workspace,
+    do_request_workspace_deletion,
+)
 from workspaces.models import Workspace
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -175,7 +179,23 @@ def test_an_interrupted_build_is_rebuilt_and_a_shrunk_workspace_loses_its_index(
     assert [i.name for i in _own_indexes()] == [f"entity_embedding_hnsw_{DIM}_ws{medium.pk}"]
 
 
-def test_no_workspace_indexes_when_turned_off(tenants, settings):
+def test_turned_off_the_job_drops_the_workspace_indexes(tenants, settings):
+    maintain_vector_indexes()
+    assert len(_own_indexes()) == 2
     settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE = 0
-    assert maintain_vector_indexes().kind == "skipped"
+    outcome = maintain_vector_indexes()
+    assert (outcome.kind, outcome.message) == (
+        "skipped",
+        "VECTOR_WORKSPACE_INDEX_MAX_SHARE is 0: no workspace indexes (2 dropped)",
+    )
     assert _own_indexes() == []
+
+
+def test_deleting_a_workspace_drops_its_own_indexes(tenants):
+    maintain_vector_indexes()
+    medium, big = tenants["medium"], tenants["big"]
+    assert {i.workspace_id for i in _own_indexes()} == {medium.pk}
+    do_request_workspace_deletion(workspace=medium, actor=None, in_background=False)
+    assert do_delete_workspace(workspace_id=medium.pk) is True
+    assert _own_indexes() == []
+    assert Chunk.objects.filter(workspace=big).count() == 300
