@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from ingest import blobs, boilerplate
-from ingest.actions.activity import ActivityCounter, do_report_activity
+from ingest.actions.activity import ActivityCounter, PagesRead, do_report_activity
 from ingest.actions.boilerplate import do_record_blocks
 from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_mark_duplicate
 from ingest.actions.embeddings import do_embed_chunks
@@ -63,18 +63,17 @@ def parse(*, document: Document) -> None:
     # open that long. An identical document parsed at the same moment is parsed twice,
     # and the second to save becomes the first's duplicate under the content's lock.
     parsed = _parse_file(document)
+    _became_duplicate(document, otherwise=lambda: _save_parse(document, parsed))
+
+
+def _became_duplicate(document: Document, otherwise: Callable[[], None] | None = None) -> bool:
+    """Under the content's lock: make the document a duplicate if the workspace has parsed
+    its bytes already, else run `otherwise` (save this document's parse)."""
     with content_claim(document) as original:
         if original is not None:
             do_mark_duplicate(document=document, original=original)
-            return
-        _save_parse(document, parsed)
-
-
-def _became_duplicate(document: Document) -> bool:
-    """Make the document a duplicate if the workspace has parsed its bytes already."""
-    with content_claim(document) as original:
-        if original is not None:
-            do_mark_duplicate(document=document, original=original)
+        elif otherwise is not None:
+            otherwise()
     return original is not None
 
 
@@ -89,7 +88,7 @@ def _parse_file(document: Document) -> ParsedDocument:
         blobs.read_blob(document.blob),
         filename=document.path.rsplit("/", 1)[-1],
         limits=ParserLimits.from_settings(),
-        on_page=_PagesParsed(document),
+        on_page=PagesRead(source_id=document.source_id, document=document.title or document.path),
     )
 
 
@@ -113,28 +112,6 @@ def _save_parse(document: Document, parsed: ParsedDocument) -> None:
             "processed_hash", "duplicate_of", "status", "error", "updated_at",
         ]
     )  # fmt: skip
-
-
-class _PagesParsed:
-    """Reports a paged file's pages as the parser reads them ("Parsing 120 of 2,000 pages
-    of Guide.pdf"). The first report is written at once: it is the first to know the page
-    count, and it follows the "parsing" report closer than the throttle allows."""
-
-    def __init__(self, document: Document) -> None:
-        self.source_id, self.name = document.source_id, document.title or document.path
-        self.first = True
-
-    def __call__(self, read: int, page_count: int) -> None:
-        do_report_activity(
-            source_id=self.source_id,
-            stage="parsing",
-            done=read,
-            total=page_count,
-            unit="pages",
-            document=self.name,
-            force=self.first,
-        )
-        self.first = False
 
 
 def _boilerplate_ranges(document: Document) -> list[tuple[int, int]]:

@@ -73,3 +73,26 @@ class ActivityCounter:
             unit=self.unit,
             document=self.document,
         )
+
+
+class PagesRead:
+    """Reports a paged file's pages as the parser reads them, (read, page count) at a time
+    ("Parsing 120 of 2,000 pages of Guide.pdf"). The first report is written at once: it
+    is the first to know the page count, and it follows the "parsing" report closer than
+    the throttle allows."""
+
+    def __init__(self, *, source_id: int, document: str = ""):
+        self.source_id, self.document = source_id, document
+        self.first = True
+
+    def __call__(self, read: int, page_count: int) -> None:
+        do_report_activity(
+            source_id=self.source_id,
+            stage="parsing",
+            done=read,
+            total=page_count,
+            unit="pages",
+            document=self.document,
+            force=self.first,
+        )
+        self.first = False
