@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, QuerySet
 
@@ -204,3 +205,12 @@ def has_workspace_vector_index(vectors: VectorTable, *, workspace_id: int, dimen
         cached = (now, {(i.workspace_id, i.dimension) for i in indexes if i.valid})
         _own_indexes[key] = cached
     return (workspace_id, dimension) in cached[1]
+
+
+def walk_ef_search(vectors: VectorTable, *, workspace_id: int, dimension: int, shared: int) -> int:
+    """The candidate list (`hnsw.ef_search`) of a walk for the workspace: its own index's
+    (VECTOR_WORKSPACE_INDEX_EF_SEARCH: its rows alone need a longer list for questions far
+    from all of them) when it has one, else `shared`, the shared index's."""
+    if has_workspace_vector_index(vectors, workspace_id=workspace_id, dimension=dimension):
+        return int(settings.VECTOR_WORKSPACE_INDEX_EF_SEARCH)
+    return shared

@@ -15,7 +15,7 @@ from django.db.models import Q
 from rapidfuzz import fuzz, process
 
 from ingest.embeddings import vector_literal
-from ingest.selectors import has_workspace_vector_index
+from ingest.selectors import walk_ef_search
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
 from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match
@@ -166,8 +166,9 @@ def _nearest_rows(
     bound = settings.VECTOR_EXACT_MAX_ROWS
     # A workspace's own index of its names (knowledge/upkeep.py) is walked with the longer
     # candidate list its rows alone need (ingest/actions/vector_indexes.py).
-    own = has_workspace_vector_index(ENTITY_VECTORS, workspace_id=workspace.pk, dimension=dim)
-    ef_search = settings.VECTOR_WORKSPACE_INDEX_EF_SEARCH if own else NEAREST_EF_SEARCH
+    ef_search = walk_ef_search(
+        ENTITY_VECTORS, workspace_id=workspace.pk, dimension=dim, shared=NEAREST_EF_SEARCH
+    )
     cursor.execute(
         "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "  # noqa: S608
         "set_config('hnsw.max_scan_tuples', %s, true), "

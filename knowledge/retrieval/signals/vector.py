@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from ingest.embeddings import vector_literal
-from ingest.selectors import has_workspace_vector_index
+from ingest.selectors import walk_ef_search
 from ingest.vector_tables import CHUNK_VECTORS, VectorTable
 from knowledge.models import ENTITY_VECTORS
 from knowledge.retrieval.limits import ENTITY_LIMIT
@@ -126,37 +126,25 @@ def vector_signals(
 
     with transaction.atomic(), connection.cursor() as cursor:
         few_chunks, few_entities = _prepare(cursor, workspace_id, candidates)
-        shared_ef = _ef_search(candidates)
-        ef = _walk_ef(cursor, CHUNK_VECTORS, workspace_id, dim, few_chunks, shared_ef, shared_ef)
+        # _prepare set the shared index's ef_search; a walk of a workspace's own index
+        # (ingest/actions/vector_indexes.py) takes a longer list. An exact one walks nothing.
+        shared = _ef_search(candidates)
+        chunk_ef = shared if few_chunks else _own_ef(CHUNK_VECTORS, workspace_id, dim, shared)
+        entity_ef = shared if few_entities else _own_ef(ENTITY_VECTORS, workspace_id, dim, shared)
+        _set_ef_search(cursor, chunk_ef, was=shared)
         chunk_rows = _nearest(cursor, chunk_sql, candidates, exact=few_chunks)
-        _walk_ef(cursor, ENTITY_VECTORS, workspace_id, dim, few_entities, ef, shared_ef)
+        _set_ef_search(cursor, entity_ef, was=chunk_ef)
         entity_rows = _nearest(cursor, entity_sql, entity_limit, exact=few_entities)
     return _ranked(chunk_rows), _ranked(entity_rows)
 
 
-def _walk_ef(
-    cursor: Any,
-    vectors: VectorTable,
-    workspace_id: int,
-    dimension: int,
-    exact: bool,
-    current: int,
-    shared: int,
-) -> int:
-    """Set ef_search for the next walk (returns it): VECTOR_WORKSPACE_INDEX_EF_SEARCH when
-    the planner will walk the workspace's own index of the table (ingest/actions/
-    vector_indexes.py), whose rows alone need the longer candidate list for questions far
-    from all of them; the shared index's otherwise. An exact comparison walks nothing."""
-    if exact:
-        return current
-    wanted = (
-        settings.VECTOR_WORKSPACE_INDEX_EF_SEARCH
-        if has_workspace_vector_index(vectors, workspace_id=workspace_id, dimension=dimension)
-        else shared
-    )
-    if wanted != current:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(wanted)])
-    return wanted
+def _own_ef(vectors: VectorTable, workspace_id: int, dimension: int, shared: int) -> int:
+    return walk_ef_search(vectors, workspace_id=workspace_id, dimension=dimension, shared=shared)
+
+
+def _set_ef_search(cursor: Any, value: int, *, was: int) -> None:
+    if value != was:
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(value)])
 
 
 def _ef_search(candidates: int) -> int:
