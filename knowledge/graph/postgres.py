@@ -11,8 +11,8 @@ the reached entity's check is what enforces the workspace on a walk, and the sta
 return relation rows filter on the relation's workspace as well.
 
 A neighbourhood and a shortest path are each one statement: a call of a plpgsql function
-(migration 0019) that walks the levels in the server, where its statements' plans are cached
-and no level travels to Python and back. A neighbourhood walks level by level: it expands the
+(migrations 0019, 0022) that walks the levels in the server, where its statements' plans are
+cached and no level travels to Python and back. A neighbourhood walks level by level: it expands the
 frontier over the covering indexes, removes what was seen, checks the entities and ranks them
 (degree, then id) from the covering index `entity_active_walk`, and keeps only what the
 remaining budget allows, so a limit bounds the work of the next level instead of slicing a
@@ -47,9 +47,9 @@ from knowledge.graph.base import (
 # a picture is unreadable anyway, and `truncated` says edges were left out.
 EDGES_PER_NODE = 10
 
-# A neighbourhood, walked and read in the server by one plpgsql function (migration 0019,
-# whose body says how): the nodes in the contract's order, then the edges among them by id
-# (at most `max_edges`), each row carrying `truncated`.
+# A neighbourhood, walked and read in the server by one plpgsql function (migrations 0019
+# and 0022, whose bodies say how): one row of arrays, the nodes' columns in the contract's
+# order, the edges' among them by id (at most `max_edges`), and `truncated`.
 _NEIGHBORHOOD_CALL = """
 SELECT * FROM knowledge_neighborhood(
     %(ws)s, %(seeds)s::bigint[], %(hops)s, %(limit)s, %(out)s, %(in)s,
@@ -181,12 +181,12 @@ class PostgresGraphBackend(GraphBackend):
                 "max_edges": max_edges + 1,
             },
         )
-        if not rows:
-            return GraphResult()
-        # The rows' columns are in the fields' order (a 2-hop answer is a thousand objects).
-        nodes = [GraphNode(*r[:7]) for r in rows if r[0] is not None]
-        edges = [GraphEdge(*r[7:12]) for r in rows if r[7] is not None]
-        truncated = bool(rows[0][12])
+        (answer,) = rows
+        # The arrays are in the fields' order (a 2-hop answer is a thousand objects), each
+        # NULL when it has no element.
+        nodes = list(map(GraphNode, *answer[:7])) if answer[0] else []
+        edges = list(map(GraphEdge, *answer[7:12])) if answer[7] else []
+        truncated = bool(answer[12])
         if len(edges) > max_edges:
             edges, truncated = edges[:max_edges], True
         return GraphResult(nodes=nodes, edges=edges, truncated=truncated)
