@@ -26,4 +26,5 @@ RUN pip install --no-cache-dir --no-deps -e . \
     && mkdir -p /app/var/media && chown -R graphloom /app/var
 USER graphloom
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
+# config/gunicorn.py: /metrics sums the latency histograms of every worker process.
+CMD ["gunicorn", "config.wsgi", "-c", "python:config.gunicorn", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]

@@ -8,8 +8,9 @@ Two kinds of figures, because two kinds of truth exist:
   METRICS_COLLECTORS (LLM tokens and cost come from `knowledge`, which `system` never
   imports);
 * observed in-process as requests are served: search and graph query latencies. Each web
-  process keeps its own; under gunicorn with several workers set PROMETHEUS_MULTIPROC_DIR
-  (the client library then shares them through files) or each scrape sees one worker.
+  process keeps its own; gunicorn started with config/gunicorn.py sets PROMETHEUS_MULTIPROC_DIR
+  for its workers (the client library then shares them through files), without it each
+  scrape sees one worker.
 
 Labels stay bounded: task paths, LLM purposes, query kinds. Never a workspace, a query or
 an id.
