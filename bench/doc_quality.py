@@ -3,6 +3,8 @@
     .venv/bin/python bench/doc_quality.py crawl [--root /usr/share/doc/python3.11/html]
         [--max-pages 600] [--sample 200] [--seed 15] --out bench/data/python-docs-after.jsonl
     .venv/bin/python bench/doc_quality.py score bench/data/python-docs-after.jsonl
+    .venv/bin/python bench/doc_quality.py recheck bench/data/python-docs-after.jsonl
+        [--workspace docs-…]
     .venv/bin/python bench/doc_quality.py speed [--max-pages 150] [--start library/index.html]
         [--allow /library/] [--profile crawl.prof]
 
@@ -18,6 +20,12 @@ person to label (yes/no: is the name a real, useful entity; is its type right).
 
 `score` reads a labelled sample and prints name precision (share of name_ok) and type
 precision (share of type_ok among the entities whose name is ok). Goals: >= 0.85, >= 0.75.
+
+`recheck` looks up every entity of a labelled sample in a later crawl (the latest in the
+database, or `--workspace`): when each is still an active entity with the same name and
+type, the sample's labels, and so its precision figures, describe the later graph's sample
+as well; the rest are listed (other type, missing). For a change of the extractor that a
+fresh sample would need a person to label again.
 
 `speed` crawls part of the manual the same way (default: the first 150 pages of `library/`)
 with the models loaded first, then runs `model.encode` alone on the same chunk texts (as

@@ -32,6 +32,7 @@ from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import Entity, ExtractionRun, Mention, Relation
 from knowledge.selectors.quality import get_quality_report
 from workspaces.actions.workspaces import do_create_workspace
+from workspaces.models import Workspace
 
 _WORD = re.compile(r"\w+")
 
@@ -151,6 +152,40 @@ def score(path: Path) -> dict[str, Any]:
     }
 
 
+def recheck(path: Path, slug: str | None) -> dict[str, Any]:
+    """Whether a labelled sample still describes a newer crawl: each labelled entity looked
+    up by name (case-insensitive) among the crawl's active entities, with its type. When
+    every one is there with the same type, the sample's labels (and so its precision
+    figures) hold for the new graph's sample as they did; the rest are listed."""
+    crawls = Workspace.objects.filter(slug__startswith="docs-")
+    workspace = crawls.get(slug=slug) if slug else crawls.order_by("-created_at").first()
+    if workspace is None:
+        raise SystemExit("no crawl in this database: run `crawl` first")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    active = Entity.objects.filter(workspace=workspace, state="active")
+    types: dict[str, set[str]] = {}
+    for name, type_name in active.values_list("name", "type__name").iterator():
+        types.setdefault(name.casefold(), set()).add(type_name)
+    same = 0
+    retyped: list[dict[str, Any]] = []
+    missing: list[dict[str, Any]] = []
+    for row in rows:
+        found = types.get(row["name"].casefold(), set())
+        if row["type"] in found:
+            same += 1
+        elif found:
+            retyped.append({**row, "now": sorted(found)})
+        else:
+            missing.append(row)
+    return {
+        "workspace": workspace.slug,
+        "labelled": len(rows),
+        "same_name_and_type": same,
+        "other_type": retyped,
+        "missing": missing,
+    }
+
+
 def graph_digest(workspace: Any) -> str:
     """A hash of what the graph says (active entities with their type and evidence count,
     active relations with their ends and type): two runs over the same pages that agree on
@@ -228,9 +263,15 @@ def main() -> None:
     fast.add_argument("--profile", type=Path, help="write cProfile stats of the crawl here")
     scoring = commands.add_parser("score")
     scoring.add_argument("path", type=Path)
+    again = commands.add_parser("recheck")
+    again.add_argument("path", type=Path)
+    again.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
     args = parser.parse_args()
     if args.command == "score":
         print(json.dumps(score(args.path), indent=2))
+        return
+    if args.command == "recheck":
+        print(json.dumps(recheck(args.path, args.workspace), indent=2, ensure_ascii=False))
         return
     if not (args.root / "index.html").is_file():
         raise SystemExit(f"{args.root}/index.html not found (apt-get install python3.11-doc)")

