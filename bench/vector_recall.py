@@ -3,6 +3,7 @@
     .venv/bin/python bench/vector_recall.py [--chunks 1000000] [--entities 200000]
         [--queries 200] [--seed 1] [--reuse] [--drop] [--baseline PATH] [--variants]
         [--parts chunks entities names] [--partial-indexes] [--workspace-indexes]
+        [--ef-construction 64 200]
 
 One database shared by 50 workspaces, as a multi-tenant server holds them: a few large
 tenants (60%, 20%, 8%, ... of the chunks) and many small ones, the measured small
@@ -29,6 +30,9 @@ iterative scan modes, max_scan_tuples, exact scan). `--workspace-indexes` runs t
 `vector_indexes` upkeep job (an HNSW index of each workspace's own rows above
 VECTOR_EXACT_MAX_ROWS) and measures the chunk searches again on what it built, then drops
 it; `--partial-indexes` builds such indexes by hand for the measured small workspaces too.
+`--ef-construction N …` builds the medium and the large workspace's own chunk index as the
+app does, once per value of its build candidate list, and measures the app's chunk search
+on each (`--parts` with no value skips the other measurements).
 Uses its own database (`graphloom_bench`, or GRAPHLOOM_BENCH_DB) on the embedded server.
 """
 

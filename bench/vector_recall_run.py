@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from bench.cleanup import drop_workspace
 from ingest import selectors as ingest_selectors
 from ingest.actions.embeddings import do_ensure_vector_index
+from ingest.actions.vector_indexes import do_create_workspace_vector_index
 from ingest.embeddings import configured_model_id
 from ingest.models import Document, Source
 from knowledge.actions.embeddings import do_ensure_entity_vector_index
@@ -314,7 +315,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results here too")
     parser.add_argument(
         "--parts",
-        nargs="+",
+        nargs="*",
         default=["chunks", "entities", "names"],
         choices=["chunks", "entities", "names"],
         help="which searches to measure (two runs may share the work)",
@@ -328,6 +329,13 @@ def main() -> None:
         "--workspace-indexes",
         action="store_true",
         help="also measure chunk search after the app's vector_indexes upkeep job ran",
+    )
+    parser.add_argument(
+        "--ef-construction",
+        type=int,
+        nargs="+",
+        help="also build the medium and large workspaces' own chunk index with each of these "
+        "ef_construction values and measure the app's chunk search on it",
     )
     args = parser.parse_args()
     w = world(chunks=args.chunks, entities=args.entities, seed=args.seed)
@@ -632,6 +640,10 @@ def measure(w: World, spaces: list[Workspace], args: argparse.Namespace) -> None
         results["chunks, per-workspace partial index"] = partial_index_pass(
             w, spaces, args, checkouts, k, chunk_score
         )
+    if args.ef_construction:
+        results["chunks, own index by ef_construction"] = ef_construction_pass(
+            w, spaces, args, k, chunk_score
+        )
     if args.workspace_indexes:
         results["workspace indexes of the app"] = workspace_index_pass(
             w, spaces, args, checkouts, k, {"chunks": chunk_score, "names": name_score}
@@ -730,6 +742,49 @@ def workspace_index_pass(
         with connection.cursor() as cursor:
             for name in built:
                 cursor.execute(f"DROP INDEX IF EXISTS {name}")
+    return out
+
+
+def ef_construction_pass(
+    w: World,
+    spaces: list[Workspace],
+    args: argparse.Namespace,
+    k: int,
+    score: Callable[[Any, Any], dict[str, float]],
+) -> dict[str, Any]:
+    """The medium and the large workspace's own chunk index as the app builds it
+    (`do_create_workspace_vector_index`), once per `--ef-construction` value, one workspace
+    at a time, with the app's chunk search (`vector_signals`, its own ef_search) on own and
+    foreign questions; each index is dropped after it was measured."""
+    out: dict[str, Any] = {}
+    by_label = queries(w, spaces, args.queries, 5, documents=True)
+    search = app_search(vector_module, k, 0)
+    for label, index in (("medium", MEDIUM), ("large", LARGE)):
+        workspace = spaces[index]
+        for value in args.ef_construction:
+            settings.VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION = value
+            started = time.perf_counter()
+            name = do_create_workspace_vector_index(workspace_id=workspace.pk, dimension=DIM)
+            built = round(time.perf_counter() - started, 1)
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE ingest_chunk")
+            ingest_selectors._own_indexes.clear()  # the app's cache of the catalog
+            try:
+                for kind in ("own", "foreign"):
+                    qs = by_label[f"{label} {kind}"]
+                    result = run_set(
+                        qs,
+                        {f"ef_construction {value}: vector_signals": search},
+                        partial(_exact, "ingest_chunk", k),
+                        score,
+                    )
+                    result["build seconds"] = {"s": built}
+                    out.setdefault(f"{label} {kind}", {})[str(value)] = result
+                    report(f"chunks, own index, ef_construction {value}", f"{label} {kind}", result)
+            finally:
+                with connection.cursor() as cursor:
+                    cursor.execute(f"DROP INDEX IF EXISTS {name}")
+                ingest_selectors._own_indexes.clear()
     return out
 
 

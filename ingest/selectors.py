@@ -132,12 +132,18 @@ def source_is_stopped(source_id: int) -> bool:
     return row is None or row[0] in STOPPED_STATUSES or row[1] is not None
 
 
+# pgvector's `ef_construction` when an index's definition gives none.
+HNSW_DEFAULT_EF_CONSTRUCTION = 64
+_EF_CONSTRUCTION = re.compile(r"^ef_construction=(\d+)$")
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceVectorIndex:
     name: str
     workspace_id: int
     dimension: int
     valid: bool  # False: a build that was interrupted (CREATE INDEX CONCURRENTLY leaves it)
+    ef_construction: int = HNSW_DEFAULT_EF_CONSTRUCTION  # the build's candidate list
 
 
 def vector_rows_by_workspace(vectors: VectorTable) -> dict[int, int]:
@@ -170,7 +176,7 @@ def vector_indexes(vectors: VectorTable) -> tuple[list[int], list[WorkspaceVecto
     indexes (ingest/actions/vector_indexes.py)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.relname, i.indisvalid FROM pg_index i "
+            "SELECT c.relname, i.indisvalid, c.reloptions FROM pg_index i "
             "JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE i.indrelid = %s::regclass AND c.relname LIKE %s",
             [vectors.table, f"{vectors.prefix}_%"],
@@ -178,13 +184,22 @@ def vector_indexes(vectors: VectorTable) -> tuple[list[int], list[WorkspaceVecto
         rows = cursor.fetchall()
     shared_name = re.compile(rf"^{vectors.prefix}_(\d+)$")
     own_name = re.compile(rf"^{vectors.prefix}_(\d+)_ws(\d+)$")
-    shared = sorted(int(m[1]) for name, _ in rows if (m := shared_name.match(name)))
+    shared = sorted(int(m[1]) for name, _, _ in rows if (m := shared_name.match(name)))
     own = [
-        WorkspaceVectorIndex(name, int(m[2]), int(m[1]), bool(valid))
-        for name, valid in rows
+        WorkspaceVectorIndex(
+            name, int(m[2]), int(m[1]), bool(valid), _ef_construction(options or [])
+        )
+        for name, valid, options in rows
         if (m := own_name.match(name))
     ]
     return shared, sorted(own, key=lambda index: index.name)
+
+
+def _ef_construction(options: list[str]) -> int:
+    for option in options:
+        if match := _EF_CONSTRUCTION.match(option):
+            return int(match[1])
+    return HNSW_DEFAULT_EF_CONSTRUCTION
 
 
 # The workspaces' own indexes per database and table, as last read from the catalog: a new

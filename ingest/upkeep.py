@@ -39,7 +39,8 @@ def maintain_vector_indexes(tables: Sequence[VectorTable] = (CHUNK_VECTORS,)) ->
     """Give each workspace above VECTOR_EXACT_MAX_ROWS rows of a table (and at most
     VECTOR_WORKSPACE_INDEX_MAX_SHARE of the table's rows) its own HNSW index per vector
     dimension in use, smallest workspaces first; drop the indexes of workspaces gone or
-    shrunk to half the bound, and rebuild any a stopped build left invalid
+    shrunk to half the bound, and rebuild any a stopped build left invalid or that was built
+    with another VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION
     (ingest/actions/vector_indexes.py). A worker's stop ends the run between builds. The
     `vector_indexes` job runs it for chunks and entity names (knowledge/upkeep.py)."""
     max_share = settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE
@@ -55,7 +56,12 @@ def maintain_vector_indexes(tables: Sequence[VectorTable] = (CHUNK_VECTORS,)) ->
         kept: set[tuple[int, int]] = set()
         for index in existing:
             rows = counts.get(index.workspace_id, 0)
-            if index.valid and index.dimension in dimensions and rows > bound // 2:
+            if (
+                index.valid
+                and index.dimension in dimensions
+                and rows > bound // 2
+                and index.ef_construction == settings.VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION
+            ):
                 kept.add((index.workspace_id, index.dimension))
             else:
                 do_drop_vector_index(name=index.name)

@@ -18,6 +18,7 @@ index is one more HNSW insert per new row of its workspace.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import connection
 
 from ingest.selectors import vector_indexes
@@ -27,13 +28,16 @@ from ingest.vector_tables import CHUNK_VECTORS, VectorTable, workspace_index_nam
 def do_create_workspace_vector_index(
     *, workspace_id: int, dimension: int, vectors: VectorTable = CHUNK_VECTORS
 ) -> str:
-    """Build the workspace's own index of its `dimension` vectors; returns its name.
-    Outside a transaction only (CREATE INDEX CONCURRENTLY)."""
+    """Build the workspace's own index of its `dimension` vectors, linked with
+    VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION candidates; returns its name. Outside a
+    transaction only (CREATE INDEX CONCURRENTLY)."""
     name = workspace_index_name(workspace_id=workspace_id, dimension=dimension, vectors=vectors)
+    ef_construction = int(settings.VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION)
     with connection.cursor() as cursor:
         cursor.execute(
             f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {vectors.table} "
             f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
+            f"WITH (ef_construction = {ef_construction}) "
             f"WHERE {vectors.where(dimension, workspace_id)}"
         )
     return name

@@ -179,6 +179,25 @@ def test_an_interrupted_build_is_rebuilt_and_a_shrunk_workspace_loses_its_index(
     assert [i.name for i in _own_indexes()] == [f"entity_embedding_hnsw_{DIM}_ws{medium.pk}"]
 
 
+def test_an_index_built_with_another_ef_construction_is_built_again(tenants, settings):
+    settings.VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION = 64
+    maintain_vector_indexes()
+    assert [i.ef_construction for i in _own_indexes()] == [64, 64]
+    settings.VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION = 200
+    outcome = maintain_vector_indexes()
+    assert outcome.message == "2 workspace vector index(es) built, 2 dropped, 2 in place"
+    assert [(i.ef_construction, i.valid) for i in _own_indexes()] == [(200, True), (200, True)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = %s",
+            [f"chunk_embedding_hnsw_{DIM}_ws{tenants['medium'].pk}"],
+        )
+        assert cursor.fetchone()[0] == ["ef_construction=200"]
+    # Built with the value configured: kept as it is.
+    outcome = maintain_vector_indexes()
+    assert outcome.message == "0 workspace vector index(es) built, 0 dropped, 2 in place"
+
+
 def test_turned_off_the_job_drops_the_workspace_indexes(tenants, settings):
     maintain_vector_indexes()
     assert len(_own_indexes()) == 2
