@@ -55,8 +55,8 @@ from knowledge.extraction.structural import (
     Found,
     Sentences,
     StructureReader,
+    description,
     relate_cooccurring,
-    without_mark,
 )
 from knowledge.extraction.structure import masked, read_structure
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
@@ -79,7 +79,6 @@ EXCLUDED_COMPONENTS = ("senter",)
 
 MAX_CHARS = 200_000
 MAX_ENTITIES_PER_SENTENCE = 6
-MAX_DESCRIPTION_CHARS = 300
 VERB_STRENGTH = 5.0
 COOCCURRENCE_STRENGTH = 3.0
 COOCCURRENCE_TYPE = "related_to"
@@ -291,16 +290,9 @@ def _snake(value: str) -> str:
 
 
 def _sentence_text(text: str, start: int, end: int) -> str:
-    """Whitespace collapsed and trimmed to MAX_DESCRIPTION_CHARS (at a word if possible)."""
-    # A table row's outer bars are no words ("Pablo Galindo | release manager |").
-    flat = without_mark(_WHITESPACE.sub(" ", text[start:end]).strip(" |"))
-    if len(flat) <= MAX_DESCRIPTION_CHARS:
-        return flat
-    head = flat[: MAX_DESCRIPTION_CHARS - 1]
-    space = head.rfind(" ")
-    if space > MAX_DESCRIPTION_CHARS // 2:
-        head = head[:space]
-    return head.rstrip() + "…"
+    """The sentence as a description: whitespace collapsed, a table row's outer bars
+    dropped ("Pablo Galindo | release manager |"), then as structural descriptions are."""
+    return description(_WHITESPACE.sub(" ", text[start:end]).strip(" |"))
 
 
 def _sentence_bounds(text: str, sentence: Span) -> tuple[int, int]:

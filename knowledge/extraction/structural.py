@@ -148,19 +148,20 @@ class Sentences:
         return max(start, line_start), min(end, line_end) if end > line_start else line_end
 
 
-def without_mark(statement: str) -> str:
-    """The statement without the mark of the block it begins (definition, list item)."""
-    return _LEADING_MARK.sub("", statement, count=1)
-
-
-def describe(text: str, start: int, end: int) -> str:
-    """One statement of the window as a description: words only, at most 300 characters."""
-    flat = without_mark(plain(text[start:end]))
+def description(flat: str) -> str:
+    """A one-line statement as a description: without the mark of the block it begins
+    (definition, list item), cut to MAX_DESCRIPTION_CHARS at a word when one is near."""
+    flat = _LEADING_MARK.sub("", flat, count=1)
     if len(flat) <= MAX_DESCRIPTION_CHARS:
         return flat
     head = flat[: MAX_DESCRIPTION_CHARS - 1]
     space = head.rfind(" ")
     return (head[:space] if space > MAX_DESCRIPTION_CHARS // 2 else head).rstrip() + "…"
+
+
+def describe(text: str, start: int, end: int) -> str:
+    """One statement of the window as a description: words only (structure.plain)."""
+    return description(plain(text[start:end]))
 
 
 # --- names -----------------------------------------------------------------------------------
