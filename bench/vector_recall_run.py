@@ -10,6 +10,7 @@ import struct
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.test.utils import override_settings
 
 from bench.cleanup import drop_workspace
 from ingest import selectors as ingest_selectors
@@ -730,19 +732,28 @@ def workspace_index_pass(
     print(f"\n{outcome.message} in {time.perf_counter() - started:.0f} s: {built}", flush=True)
     out["built"] = built
     out["build seconds"] = round(time.perf_counter() - started, 1)
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE ingest_chunk")
-        cursor.execute("ANALYZE knowledge_entity")
-    ingest_selectors._own_indexes.clear()  # the app's cache of the catalog
-    try:
+    with measured_indexes(built):
         for part, label, result in _workspace_index_sets(w, spaces, args, checkouts, k, scores):
             out.setdefault(part, {})[label] = result
             report(f"{part}, workspace indexes of the app", label, result)
+    return out
+
+
+@contextmanager
+def measured_indexes(names: list[str]) -> Iterator[None]:
+    """Indexes just built for a pass: analysed and made known to the app (its cache of the
+    catalog cleared) before the pass, dropped after it whatever happens."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE ingest_chunk")
+        cursor.execute("ANALYZE knowledge_entity")
+    ingest_selectors._own_indexes.clear()
+    try:
+        yield
     finally:
         with connection.cursor() as cursor:
-            for name in built:
+            for name in names:
                 cursor.execute(f"DROP INDEX IF EXISTS {name}")
-    return out
+        ingest_selectors._own_indexes.clear()
 
 
 def ef_construction_pass(
@@ -762,14 +773,11 @@ def ef_construction_pass(
     for label, index in (("medium", MEDIUM), ("large", LARGE)):
         workspace = spaces[index]
         for value in args.ef_construction:
-            settings.VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION = value
             started = time.perf_counter()
-            name = do_create_workspace_vector_index(workspace_id=workspace.pk, dimension=DIM)
+            with override_settings(VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION=value):
+                name = do_create_workspace_vector_index(workspace_id=workspace.pk, dimension=DIM)
             built = round(time.perf_counter() - started, 1)
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE ingest_chunk")
-            ingest_selectors._own_indexes.clear()  # the app's cache of the catalog
-            try:
+            with measured_indexes([name]):
                 for kind in ("own", "foreign"):
                     qs = by_label[f"{label} {kind}"]
                     result = run_set(
@@ -781,10 +789,6 @@ def ef_construction_pass(
                     result["build seconds"] = {"s": built}
                     out.setdefault(f"{label} {kind}", {})[str(value)] = result
                     report(f"chunks, own index, ef_construction {value}", f"{label} {kind}", result)
-            finally:
-                with connection.cursor() as cursor:
-                    cursor.execute(f"DROP INDEX IF EXISTS {name}")
-                ingest_selectors._own_indexes.clear()
     return out
 
 
