@@ -100,10 +100,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def fetch(url: str) -> tuple[int, str, str]:
+def fetch(
+    url: str, *, headers: dict[str, str] | None = None, timeout: float = 5
+) -> tuple[int, str, str]:
     """(status, final URL after redirects, body) of a GET; status 0 when nothing answers."""
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        request = urllib.request.Request(url, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.url, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.url, error.read().decode()

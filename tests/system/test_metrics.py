@@ -11,10 +11,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
-from prometheus_client.parser import text_string_to_metric_families
 
 from knowledge.models import LlmCall
 from tests.knowledge.graph_data import make_graph
+from tests.system.metrics_text import value
 from tests.system.sample_tasks import mark_worker_seen
 
 pytestmark = pytest.mark.django_db
@@ -34,15 +34,6 @@ def scrape() -> str:
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain")
     return response.content.decode()
-
-
-def value(text: str, name: str, **labels: str) -> float | None:
-    """The sample `name` with exactly these labels (a subset match), or None."""
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and labels.items() <= sample.labels.items():
-                return sample.value
-    return None
 
 
 def test_metrics_are_off_without_a_token_or_networks(settings):

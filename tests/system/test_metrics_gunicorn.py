@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.knowledge.graph_data import make_graph
 from tests.support import fetch, free_port, stop_process, subprocess_env, wait_for
+from tests.system.metrics_text import value
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -42,41 +42,14 @@ def start_gunicorn(port: int, **env: str) -> subprocess.Popen:
     )  # fmt: skip
 
 
-def get(url: str, token: str) -> int:
-    """Status of an authenticated GET through a fresh connection (one request each, so
-    each counts towards the worker's `--max-requests`)."""
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            response.read()
-            return response.status
-    except urllib.error.HTTPError as error:
-        return error.code
+def get(url: str, token: str) -> tuple[int, str]:
+    """(status, body) of an authenticated GET through a fresh connection (one request each,
+    so each counts towards the worker's `--max-requests`)."""
+    status, _, body = fetch(url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    return status, body
 
 
-def path_count(base: str) -> float:
-    """graphloom_graph_query_duration_seconds_count{query="path"} as /metrics reports it."""
-    import urllib.request
-
-    request = urllib.request.Request(
-        f"{base}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read().decode()
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if (
-                sample.name == "graphloom_graph_query_duration_seconds_count"
-                and sample.labels.get("query") == "path"
-            ):
-                return sample.value
-    return 0.0
-
-
-def serve_paths(directory: Path, url: str, token: str, count: int) -> tuple[float, set[str]]:
+def serve_paths(directory: Path, url: str, token: str, count: int) -> tuple[float | None, set[str]]:
     """Start gunicorn on `directory`, ask `count` paths, scrape; the path count and the pids
     that served."""
     port = free_port()
@@ -85,8 +58,10 @@ def serve_paths(directory: Path, url: str, token: str, count: int) -> tuple[floa
     try:
         wait_for(lambda: fetch(f"{base}/api/v1/health")[0] in (200, 503), what="gunicorn")
         for _ in range(count):
-            assert get(f"{base}{url}", token) == 200
-        counted = path_count(base)
+            assert get(f"{base}{url}", token)[0] == 200
+        status, text = get(f"{base}/metrics", TOKEN)
+        assert status == 200
+        counted = value(text, "graphloom_graph_query_duration_seconds_count", query="path")
     finally:
         stop_process(server)
     log = server.stdout.read() if server.stdout else ""
