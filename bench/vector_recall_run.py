@@ -685,9 +685,8 @@ def partial_index_pass(
             )
             names.append(name)
         cursor.execute("RESET maintenance_work_mem")
-        cursor.execute("ANALYZE ingest_chunk")
     print(f"\npartial indexes built in {time.perf_counter() - started:.0f} s", flush=True)
-    try:
+    with measured_indexes(names):
         for label, qs in queries(w, spaces, args.queries, 5, documents=True).items():
             if label.startswith("big"):
                 continue
@@ -706,10 +705,6 @@ def partial_index_pass(
                 score,
             )  # fmt: skip
             report("chunks, per-workspace partial index", label, out[label])
-    finally:
-        with connection.cursor() as cursor:
-            for name in names:
-                cursor.execute(f"DROP INDEX IF EXISTS {name}")
     return out
 
 
