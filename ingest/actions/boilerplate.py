@@ -9,11 +9,13 @@ document holds nothing of its own: it shares its original's chunks).
 The order of a crawl is the difficulty: the first pages are chunked before anything is
 known to repeat. Each row records the answer its document was chunked with (`repeated`);
 when a fingerprint's count crosses the threshold, up or down, the rows of the other
-documents holding it disagree with the new answer, and those documents are chunked again
-through the pipeline (status back to `parsed`, queued like any document): their content
-chunks are cut anew without the boilerplate, so extraction writes the new windows and the
-evidence of the old ones goes (stale chunks through the deletion hooks, runs the document
-no longer uses by the materializer). Two places look for such documents:
+documents holding it disagree with the new answer. Those whose boilerplate spans the new
+answer changes are chunked again through the pipeline (status back to `parsed`, queued like
+any document): their content chunks are cut anew without the boilerplate, so extraction
+writes the new windows and the evidence of the old ones goes (stale chunks through the
+deletion hooks, runs the document no longer uses by the materializer). The others (a
+repeated heading or label makes no span by itself) only take the new answer on their rows.
+Two places look for such documents:
 
 - `do_record_blocks`, as a document is chunked: the documents holding a fingerprint whose
   count this document just moved, if they are settled (done);
@@ -37,6 +39,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from ingest import boilerplate
 from ingest.dispatch import enqueue_documents
 from ingest.models import Document, DocumentBlock, DocumentStatus, Source, SourceStatus
 
@@ -164,22 +167,48 @@ def do_requeue_stale_documents(*, source: Source) -> int:
 
 
 def _requeue(source_id: int, document_ids: set[int]) -> list[int]:
-    """Send the done ones of these documents back to chunking (their parse stands), queued
-    after commit. Documents still in the pipeline are left to the pass at the end."""
+    """Send the done ones of these documents whose boilerplate the new counts change back
+    to chunking (their parse stands), queued after commit; returns those. Documents still in
+    the pipeline are left to the pass at the end."""
     if not document_ids:
         return []
     with transaction.atomic():
-        ids = list(
+        _lock_source(source_id)
+        settled = (
             Document.objects.select_for_update()
             .filter(pk__in=document_ids, source_id=source_id, status=DocumentStatus.DONE)
             .order_by("pk")
-            .values_list("pk", flat=True)
+            .only("pk", "source_id", "text")
         )
+        ids = [document.pk for document in settled if _cut_differently(document)]
         Document.objects.filter(pk__in=ids).update(
             status=DocumentStatus.PARSED, updated_at=timezone.now()
         )
         enqueue_documents(ids)
     return ids
+
+
+def _cut_differently(document: Document) -> bool:
+    """Whether the source's counts now give the document other boilerplate spans than the
+    answer it was chunked with. Most crossings do not: a heading or a lone label ("See
+    also", "Section 0.0") repeats across a manual's pages without ever making a span, and
+    chunking every page holding one again would cut the same chunks. Such a document only
+    takes the new answer on its rows, so the pass at the end does not find it again."""
+    rows = dict(
+        DocumentBlock.objects.filter(document=document).values_list("fingerprint", "repeated")
+    )
+    then = {value for value, repeated in rows.items() if repeated}
+    now = repeated_fingerprints(document.source_id, rows) if rows else set()
+    text_lines = boilerplate.lines(document.text)
+    min_chars = settings.BOILERPLATE_MIN_CHARS
+    if boilerplate.boilerplate_spans(
+        text_lines, then, min_chars=min_chars
+    ) != boilerplate.boilerplate_spans(text_lines, now, min_chars=min_chars):
+        return True
+    blocks = DocumentBlock.objects.filter(document=document)
+    blocks.filter(fingerprint__in=now, repeated=False).update(repeated=True)
+    blocks.exclude(fingerprint__in=now).filter(repeated=True).update(repeated=False)
+    return False
 
 
 def boilerplate_counters(source_id: int) -> dict[str, int]:

@@ -232,6 +232,42 @@ def test_blocks_repeated_on_twenty_pages_are_boilerplate_even_on_the_first(alice
     assert "% of text) repeated across documents" in body
 
 
+def manual_page(i: int) -> bytes:
+    """A manual's page: headings every page has, and content of its own only."""
+    return f"# {company(i)}\n\n## Overview\n\n{content(i)}\n\n## See also\n\n{content(i + 7)}\n".encode()
+
+
+@pytestmark_db
+def test_a_repeated_heading_does_not_send_the_settled_documents_round_again(alice, settings):
+    # "## See also" is held by the third page as well when it comes: it repeats now, but a
+    # heading makes no span, so the two settled pages would be cut the same. They keep their
+    # chunks untouched and only take the new answer on their rows; a real block still sends
+    # them round (test_blocks_repeated_on_twenty_pages_are_boilerplate_even_on_the_first).
+    settings.INGEST_DOCUMENTS_PER_TASK = 1
+    source = upload(alice.workspace, {f"page-{i}.md": manual_page(i) for i in range(2)})
+    before = dict(Document.objects.filter(source=source).values_list("pk", "updated_at"))
+    do_add_file(source=source, path="page-2.md", chunks=[manual_page(2)])
+    do_start_source(source=source, enqueue=False)
+    run_pending(source)
+    source.refresh_from_db()
+    assert source.status == SourceStatus.DONE
+    assert source.counters["boilerplate_chunks"] == 0
+    after = dict(
+        Document.objects.filter(source=source, pk__in=before).values_list("pk", "updated_at")
+    )
+    assert after == before
+    see_also = DocumentBlock.objects.filter(
+        source=source, fingerprint=boilerplate.fingerprint("## See also")
+    )
+    assert see_also.count() == 3 and not see_also.filter(repeated=False).exists()
+    # Nothing left disagreeing for the pass at the end to find.
+    do_refresh_source_progress(source_id=source.pk)
+    assert (
+        dict(Document.objects.filter(source=source, pk__in=before).values_list("pk", "updated_at"))
+        == before
+    )
+
+
 @pytestmark_db
 def test_documents_in_flight_at_the_crossing_are_cleaned_when_the_source_is_quiet(alice, settings):
     # Sixteen documents per task: the first two are still in the pipeline when the third is
