@@ -7,6 +7,8 @@ must stay light."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from importlib import import_module
 
@@ -16,10 +18,23 @@ def run(
     *,
     env: Mapping[str, str] | None = None,
     drop_env_prefixes: Sequence[str] = (),
+    media_prefix: str | None = None,
 ) -> None:
     """Set up the environment (`env` on top; variables starting with one of
     `drop_env_prefixes` removed, so a developer's own settings cannot skew a run), then
-    Django, then `module.main()`."""
+    Django, then `module.main()`. With `media_prefix`, uploads and blobs go to a temporary
+    directory of that prefix, removed when the run ends (however it ends)."""
+    if media_prefix is None:
+        _run(module, env, drop_env_prefixes)
+        return
+    media = tempfile.mkdtemp(prefix=media_prefix)
+    try:
+        _run(module, {**(env or {}), "GRAPHLOOM_MEDIA_ROOT": media}, drop_env_prefixes)
+    finally:
+        shutil.rmtree(media, ignore_errors=True)
+
+
+def _run(module: str, env: Mapping[str, str] | None, drop_env_prefixes: Sequence[str]) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     os.environ["GRAPHLOOM_DB_NAME"] = "graphloom_bench"
     os.environ.setdefault("GRAPHLOOM_LOG_LEVEL", "WARNING")

@@ -14,7 +14,6 @@ Uses its own database (`graphloom_bench`) on the embedded server.
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 if __name__ == "__main__":
@@ -26,7 +25,7 @@ if __name__ == "__main__":
     run(
         "bench.crawl_run",
         env={
-            "GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-bench-media-"),
             "GRAPHLOOM_CRAWL_ALLOWED_NETWORKS": "127.0.0.0/8",
         },
+        media_prefix="graphloom-bench-media-",
     )

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 if __name__ == "__main__":
@@ -53,8 +52,8 @@ if __name__ == "__main__":
         "bench.doc_quality_run",
         env={
             "GRAPHLOOM_DB_NAME": os.environ.get("GRAPHLOOM_DOCS_DB_NAME", "graphloom_docs"),
-            "GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-docs-media-"),
             "GRAPHLOOM_CRAWL_ALLOWED_NETWORKS": "127.0.0.0/8",
         },
+        media_prefix="graphloom-docs-media-",
         drop_env_prefixes=("LLM_", "EXTRACTION_"),
     )

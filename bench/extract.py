@@ -19,7 +19,6 @@ places and organisations. Uses its own database (`graphloom_bench`) on the embed
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 if __name__ == "__main__":
@@ -30,6 +29,6 @@ if __name__ == "__main__":
 
     run(
         "bench.extract_run",
-        env={"GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-bench-media-")},
+        media_prefix="graphloom-bench-media-",
         drop_env_prefixes=("LLM_", "EXTRACTION_"),
     )

@@ -175,11 +175,62 @@ def process_all(source: Source) -> None:
             do_process_documents(document_ids=ids[start : start + size])
 
 
-def one_run(run: int, files: dict[str, bytes]) -> dict[str, float]:
+def postgres_cpu_s() -> float:
+    """CPU seconds the database server's processes have used (the embedded server runs on
+    this machine: its work competes with the model for the same cores)."""
+    total = 0.0
+    for process in psutil.process_iter(["name"]):
+        try:
+            if (process.info["name"] or "").startswith("postgres"):
+                times = process.cpu_times()
+                total += times.user + times.system
+        except psutil.Error:
+            continue
+    return total
+
+
+def own_cpu_s() -> float:
+    """CPU seconds of this process (every thread: the model's, the lane's) and of its live
+    children (the parser's)."""
+    me = psutil.Process()
+    times = me.cpu_times()
+    total = times.user + times.system
+    for child in me.children(recursive=True):
+        try:
+            times = child.cpu_times()
+            total += times.user + times.system
+        except psutil.Error:
+            continue
+    return total
+
+
+def thread_scaling(texts: list[str]) -> dict[str, float]:
+    """The model alone on `texts` with one torch thread, then with as many as there are
+    cores: how much of a second core the model turns into speed. What the model gives up
+    when it shares the cores with other work is bounded by this."""
+    import torch
+
+    embedder, threads, seconds = get_embedder(), torch.get_num_threads(), {}
+    try:
+        for count in (1, psutil.cpu_count() or 1):
+            torch.set_num_threads(count)
+            started = time.perf_counter()
+            embedder.encode(texts)
+            seconds[count] = time.perf_counter() - started
+    finally:
+        torch.set_num_threads(threads)
+    one, many = seconds[1], seconds[max(seconds)]
+    return {"texts": len(texts), "one_thread_s": one, "all_cores_s": many, "speedup": one / many}
+
+
+def one_run(
+    run: int, files: dict[str, bytes], keep_texts: list[str] | None = None
+) -> dict[str, float]:
     workspace = do_create_workspace(slug=f"bench-{os.getpid()}-{run}-{int(time.time())}")
     embedder = get_embedder()
 
     encoded_at_start = embedder.texts_encoded
+    cpu_at_start, postgres_at_start = own_cpu_s(), postgres_cpu_s()
     started = time.perf_counter()
     source = do_create_source(workspace=workspace, kind="upload", name="bench")
     for path, data in files.items():
@@ -187,6 +238,7 @@ def one_run(run: int, files: dict[str, bytes]) -> dict[str, float]:
     do_start_source(source=source, enqueue=False)
     process_all(source)
     first = time.perf_counter() - started
+    cpu, postgres = own_cpu_s() - cpu_at_start, postgres_cpu_s() - postgres_at_start
 
     source.refresh_from_db()
     assert source.status == "done", (source.status, source.counters)
@@ -198,9 +250,13 @@ def one_run(run: int, files: dict[str, bytes]) -> dict[str, float]:
         Chunk.objects.filter(document__source=source).order_by("id").values_list("text", flat=True)
     )
 
+    cpu_at_start = own_cpu_s()
+    if keep_texts is not None:
+        keep_texts[:] = texts
     started = time.perf_counter()
     embedder.encode(texts)
     encode_only = time.perf_counter() - started
+    encode_cpu = own_cpu_s() - cpu_at_start
 
     encoded_before = embedder.texts_encoded
     started = time.perf_counter()
@@ -224,6 +280,16 @@ def one_run(run: int, files: dict[str, bytes]) -> dict[str, float]:
         "encode_only_s": encode_only,
         "encode_chunks_per_s": chunks / encode_only,
         "pipeline_vs_encode": encode_only / first,
+        # Where the cores went. The model alone keeps every core busy, so the pipeline can
+        # only reach the ratio its CPU allows: the last figure, the ratio if no core ever
+        # waited (see docs/BENCHMARKS.md).
+        "pipeline_cpu_s": cpu,
+        "postgres_cpu_s": postgres,
+        "encode_cpu_s": encode_cpu,
+        "cores": psutil.cpu_count() or 0,
+        "ratio_if_cores_always_busy": encode_only
+        * (psutil.cpu_count() or 1)
+        / max(cpu + postgres, 1e-9),
         "reingest_s": again,
         "reingest_fraction": again / first,
     }
@@ -300,6 +366,12 @@ def main() -> None:
         "all: INGEST_PIPELINE_STAGES as configured (extraction too: see bench/doc_quality.py)",
     )
     parser.add_argument("--profile", help="write a cProfile of the runs to this file")
+    parser.add_argument(
+        "--thread-scaling",
+        action="store_true",
+        help="then time the model alone on the last run's chunks with one torch thread and "
+        "with one per core",
+    )
     args = parser.parse_args()
     if args.stages == "ingest":
         settings.INGEST_PIPELINE_STAGES = [
@@ -315,11 +387,12 @@ def main() -> None:
     )
     get_embedder().encode(["warm up"])  # model load is not part of the throughput
 
-    runs = []
+    runs: list[dict[str, float]] = []
+    texts: list[str] = []
     for run in range(args.runs):
         if profiler is not None:
             profiler.enable()
-        result = one_run(run, files)
+        result = one_run(run, files, texts)
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(args.profile)
@@ -328,6 +401,9 @@ def main() -> None:
     if runs:
         summary = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
         print("median:", json.dumps(summary), flush=True)
+    if args.thread_scaling and texts:
+        scaling = {k: round(v, 3) for k, v in thread_scaling(texts).items()}
+        print(json.dumps({"thread_scaling": scaling}), flush=True)
 
     if not args.skip_pdf:
         pdf = big_pdf(int(args.pdf_mb * 1e6))

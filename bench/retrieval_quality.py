@@ -37,7 +37,6 @@ on all its questions only (the odd/even halves belong to the first file).
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 if __name__ == "__main__":
@@ -48,7 +47,7 @@ if __name__ == "__main__":
         "bench.retrieval_quality_run",
         env={
             "GRAPHLOOM_DB_NAME": "graphloom_bench_rq",
-            "GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-rq-media-"),
         },
+        media_prefix="graphloom-rq-media-",
         drop_env_prefixes=("LLM_", "EXTRACTION_"),
     )

@@ -36,7 +36,6 @@ finish them: a second pass that is meant, which would blur "processed exactly on
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 if __name__ == "__main__":
@@ -47,10 +46,10 @@ if __name__ == "__main__":
         "bench.workers_run",
         env={
             "GRAPHLOOM_DB_NAME": "graphloom_bench_workers",
-            "GRAPHLOOM_MEDIA_ROOT": tempfile.mkdtemp(prefix="graphloom-bench-workers-media-"),
             "GRAPHLOOM_BOILERPLATE_MIN_DOCUMENTS": "0",
             # No scheduled upkeep job (communities, backfill, ...) may join the measured queue.
             "GRAPHLOOM_UPKEEP_CHECK_SECONDS": "0",
         },
+        media_prefix="graphloom-bench-workers-media-",
         drop_env_prefixes=("LLM_", "EXTRACTION_"),
     )
