@@ -83,15 +83,20 @@ def _lines(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _units(text: str) -> list[_Unit]:
-    """Headings, then sentences of each line of each paragraph, with their sections."""
+    """Headings, then sentences of each line of each paragraph, with their sections. Inside
+    a ``` code block nothing is a heading: a "# comment" there is code, and taking it for
+    one cut examples apart and made the comment the heading path of what followed."""
     units: list[_Unit] = []
     path: list[tuple[int, str]] = []
     section = 0
+    code = False
     for line_start, line_end in _lines(text):
         start, end = _trimmed(text, line_start, line_end)
         if start == end:
             continue
-        heading = _HEADING.match(text, start, end)
+        fence = text.startswith("```", start)
+        code = code != fence
+        heading = None if code or fence else _HEADING.match(text, start, end)
         if heading:
             level = len(heading.group(1))
             path = [(lvl, title) for lvl, title in path if lvl < level] + [

@@ -67,6 +67,20 @@ def test_headings_start_chunks_and_are_kept_as_paths(model_counter):
     assert "| hnsw | vector |" in indexes.text  # table rows stay with their section
 
 
+def test_a_comment_in_a_code_block_is_code_not_a_heading(model_counter):
+    # Manuals' examples are full of "# ..." comments: taken for headings, they cut the
+    # example apart (its fence left at the end of the chunk before) and became the heading
+    # path of everything after them.
+    text = (
+        "# Loans\n\nThe schedule is computed like this:\n\n"
+        "```\n# Amortize a loan of 1000 with 4 payments\n>>> amortize(1000, 4)\n"
+        "## not a heading either\n```\n\nIt returns the balance."
+    )
+    chunks = chunk_text(text, counter=model_counter, max_tokens=254)
+    assert [c.heading_path for c in chunks] == [("Loans",)]
+    assert chunks[0].text == text
+
+
 def test_overlap_repeats_trailing_sentences_within_a_section(model_counter):
     text = sentences(120)
     plain = chunk_text(text, counter=model_counter, max_tokens=100)
