@@ -24,8 +24,9 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from explorer.graph_views import MAX_SOURCE_CHOICES, document_link
+from explorer.snippets import passage_blocks, readable
 from explorer.workspace_pages import workspace_page
-from ingest.selectors import get_sources
+from ingest.selectors import chunks_opening_in_code, get_sources
 from knowledge.actions.ask import MODES, llm_configured
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS
 from knowledge.retrieval.search import hybrid_search
@@ -150,6 +151,7 @@ def _results(
         ingested_to=filters.end,
     )
     terms = {w.lower() for w in _WORD.findall(question)} - _COMMON
+    in_code = chunks_opening_in_code(workspace, [hit.id for hit in result.chunks])
     entity_ids = [entity.id for entity in result.entities][:MAX_SEEDS]
     graph_query = {"ws": workspace.slug, "seeds": ",".join(map(str, entity_ids))}
     if entity_ids:
@@ -159,7 +161,11 @@ def _results(
             {
                 "n": n,
                 "hit": hit,
-                "pieces": _pieces(hit.text, terms),
+                "pieces": _pieces(readable(hit.text, in_code=hit.id in in_code), terms),
+                "blocks": [
+                    {"code": code, "pieces": _pieces(body, terms)}
+                    for code, body in passage_blocks(hit.text, in_code=hit.id in in_code)
+                ],
                 "link": document_link(workspace, hit.document_id, hit.char_start, hit.char_end),
             }
             for n, hit in enumerate(result.chunks, start=1)

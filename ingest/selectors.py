@@ -106,6 +106,25 @@ def get_chunks(document: Document) -> QuerySet[Chunk]:
     return Chunk.objects.filter(document=document).defer("embedding").order_by("ordinal")
 
 
+def chunks_opening_in_code(workspace: Workspace, chunk_ids: list[int]) -> set[int]:
+    """Those of the chunks that start inside a ``` code block of their document (a long
+    example cut across chunks): their own text cannot tell, as its fence is in the chunk
+    before. Counted in the document's text before the chunk, in the database."""
+    if not chunk_ids:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT c.id FROM ingest_chunk c JOIN ingest_document d ON d.id = c.document_id
+            WHERE c.workspace_id = %s AND c.id = ANY(%s)
+              AND (length(left(d.text, c.char_start))
+                   - length(replace(left(d.text, c.char_start), '```', ''))) / 3 %% 2 = 1
+            """,
+            [workspace.pk, chunk_ids],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
 def stored_vectors(*, workspace_id: int, model_id: str, hashes: set[str]) -> QuerySet[Chunk]:
     """The workspace's chunks holding a vector of `model_id` for one of these texts (by
     content hash): the embed stage copies such a vector rather than computing it again."""

@@ -59,6 +59,45 @@ def test_the_ask_page_ranks_highlighted_escaped_passages_of_this_workspace_only(
     assert "workspace other" in other
 
 
+def test_passages_read_without_the_markdown_marks_of_their_document(make_member):
+    ada = make_member("ada", workspace="lab", role=Role.VIEWER)
+    ingest_into(
+        ada.workspace,
+        "## Cranes\n\nThe **harbour crane** uses `winch.pull()` daily.\n\n```\n# crane code\n```\n",
+        title="manual",
+    )
+    html = signed_in(ada).get("/ask/", {"q": "harbour crane winch"}).content.decode()
+    passage = html[html.index('class="passage-text"') :]
+    passage = passage[: passage.index("</div>")]
+    assert "<mark>harbour</mark> <mark>crane</mark> uses <mark>winch</mark>.pull() daily" in passage
+    assert passage.startswith('class="passage-text"><p>Cranes\n')
+    assert "*" not in passage and "`" not in passage
+    # Code keeps its lines ("# ..." is a comment there), set apart.
+    assert '<pre class="passage-code"><code># <mark>crane</mark> code</code></pre>' in passage
+    assert passage.count("#") == 1
+
+
+def test_a_passage_starting_inside_a_long_example_shows_it_as_code(make_member):
+    ada = make_member("ada", workspace="lab", role=Role.VIEWER)
+    lines = [
+        f"loan_{i} = amortize({i}, rate=0.05)  # payment {i} of the harbour" for i in range(60)
+    ]
+    ingest_into(
+        ada.workspace,
+        "# Recipes\n\nThe recipe sums the loans.\n\n```\n"
+        + "\n".join(lines)
+        + "\n# zeppelin hangar fees come last\nfees = hangar()\n```\n\nThat is all.",
+        title="recipes",
+    )
+    html = signed_in(ada).get("/ask/", {"q": "zeppelin hangar fees"}).content.decode()
+    passage = html[html.index('class="passage-text"') :]
+    passage = passage[: passage.index("</div>")]
+    # Its fence is in the chunk before: the example is still code, comments and all.
+    assert passage.startswith('class="passage-text"><pre class="passage-code"><code>')
+    assert "# <mark>zeppelin</mark> <mark>hangar</mark> <mark>fees</mark> come last" in passage
+    assert "<p>That is all.</p>" in passage
+
+
 def test_the_date_range_keeps_only_documents_ingested_within_it(make_member):
     ada = make_member("ada", workspace="lab", role=Role.VIEWER)
     ingest_into(ada.workspace, "The harbour crane was repaired by Marta Olsen.", title="log")
