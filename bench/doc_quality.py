@@ -7,6 +7,7 @@
         [--workspace docs-…]
     .venv/bin/python bench/doc_quality.py speed [--max-pages 150] [--start library/index.html]
         [--allow /library/] [--profile crawl.prof]
+    .venv/bin/python bench/doc_quality.py headings [--workspace docs-…]
 
 `crawl` serves the manual's directory from a local HTTP server (Python's http.server, as a
 person would), crawls it recursively into a fresh workspace with the offline extractor (no
@@ -33,6 +34,11 @@ bench/ingest.py does) and prints chunks per second end to end and for the model 
 ratio, the graph figures and `graph_digest` (a hash of every active entity and relation: two
 runs that agree on it built the same graph); `--profile` writes cProfile stats of the crawl,
 which runs the whole pipeline in this process. GRAPHLOOM_DOCS_DB_NAME picks the database.
+
+`headings` compares a crawl's stored chunks (the latest, or `--workspace`) with what the
+current chunker makes of the same documents: chunks, chunks ending with the opening fence of
+a code block, and chunks whose heading path holds a code block's "# comment" (the chunker
+once took those for headings).
 
 The manual is Debian's python3.11-doc (`apt-get install python3.11-doc`): 530 HTML pages
 written by the Python project, nobody here. Uses its own database (`graphloom_docs`).

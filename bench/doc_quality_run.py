@@ -25,8 +25,9 @@ from ingest.actions.crawl import (
     validate_crawl_settings,
 )
 from ingest.actions.pipeline import do_process_documents
+from ingest.chunking import chunk_text
 from ingest.dispatch import document_groups
-from ingest.embeddings import get_embedder
+from ingest.embeddings import get_embedder, get_token_counter
 from ingest.models import PENDING, Chunk, CrawlPage, Document
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import Entity, ExtractionRun, Mention, Relation
@@ -85,6 +86,78 @@ def _has_field(model: Any, name: str) -> bool:
     return any(f.name == name for f in model._meta.get_fields())
 
 
+_MARKDOWN_HEADING = re.compile(r"(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+def code_comment_headings(chunks: Any) -> int:
+    """Chunks whose heading path holds a "# comment" of a code block of their document (the
+    chunker once took those for headings)."""
+    return _headed_by_comments(list(chunks.values_list("document_id", "heading_path")))
+
+
+def _headed_by_comments(paths: list[tuple[int, Any]]) -> int:
+    comments: dict[int, set[str]] = {}
+    for document_id, text in Document.objects.filter(
+        pk__in={document_id for document_id, _ in paths}
+    ).values_list("pk", "text"):
+        found, code = set(), False
+        for line in text.split("\n"):
+            stripped = line.strip()
+            if stripped.startswith("```"):
+                code = not code
+            elif code and (heading := _MARKDOWN_HEADING.match(stripped)):
+                found.add(heading.group(2))
+        comments[document_id] = found
+    return sum(
+        1
+        for document_id, path in paths
+        if any(title in comments.get(document_id, ()) for title in path or ())
+    )
+
+
+def headings(slug: str | None) -> dict[str, Any]:
+    """A crawl's chunks as stored against the current chunker on the same documents' text:
+    how many chunks, how many end with the opening fence of a code block cut across chunks,
+    and how many have a code block's "# comment" in their heading path."""
+    crawls = Workspace.objects.filter(slug__startswith="docs-")
+    workspace = crawls.get(slug=slug) if slug else crawls.order_by("-created_at").first()
+    if workspace is None:
+        raise SystemExit("no crawl in this database: run `crawl` first")
+    stored = Chunk.objects.filter(workspace=workspace, boilerplate=False)
+    counter, budget = get_token_counter()
+    documents = Document.objects.filter(pk__in=stored.values("document_id")).exclude(text="")
+    spans = [
+        (document_id, span)
+        for document_id, text in documents.values_list("pk", "text")
+        for span in chunk_text(text, counter=counter, max_tokens=budget, overlap_tokens=32)
+    ]
+    return {
+        "workspace": workspace.slug,
+        "documents": documents.count(),
+        "stored": {
+            "chunks": stored.count(),
+            "ending_with_an_opening_fence": sum(
+                map(_opening_fence_last, stored.values_list("text", flat=True))
+            ),
+            "headed_by_code_comments": code_comment_headings(stored),
+        },
+        "chunked_now": {
+            "chunks": len(spans),
+            "ending_with_an_opening_fence": sum(_opening_fence_last(s.text) for _, s in spans),
+            "headed_by_code_comments": _headed_by_comments(
+                [(d, s.heading_path) for d, s in spans]
+            ),
+        },
+    }
+
+
+def _opening_fence_last(text: str) -> bool:
+    lines = [line.strip() for line in text.split("\n")]
+    return len(lines) > 1 and lines[-1].startswith("```") and sum(
+        line.startswith("```") for line in lines
+    ) % 2 == 1
+
+
 def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:
     chunks = Chunk.objects.filter(workspace=workspace)
     boilerplate = _has_field(Chunk, "boilerplate")
@@ -106,6 +179,7 @@ def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:
             else None
         ),
         "words": words,
+        "chunks_headed_by_code_comments": code_comment_headings(content),
         "entities": entities.count(),
         "entities_per_1000_words": round(1000 * entities.count() / max(words, 1), 2),
         "relations": relations.count(),
@@ -240,6 +314,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         "relations": result["relations"],
         "typed_relation_share": result["typed_relation_share"],
         "windows": result["windows"],
+        "chunks_headed_by_code_comments": result["chunks_headed_by_code_comments"],
         "boilerplate_chunks_extracted": result["boilerplate_chunks_extracted"],
         "quality": result["quality"],
         "graph_digest": graph_digest(workspace),
@@ -266,7 +341,12 @@ def main() -> None:
     again = commands.add_parser("recheck")
     again.add_argument("path", type=Path)
     again.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
+    chunked = commands.add_parser("headings")
+    chunked.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
     args = parser.parse_args()
+    if args.command == "headings":
+        print(json.dumps(headings(args.workspace), indent=2, ensure_ascii=False))
+        return
     if args.command == "score":
         print(json.dumps(score(args.path), indent=2))
         return
