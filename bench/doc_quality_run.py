@@ -144,18 +144,18 @@ def headings(slug: str | None) -> dict[str, Any]:
         "chunked_now": {
             "chunks": len(spans),
             "ending_with_an_opening_fence": sum(_opening_fence_last(s.text) for _, s in spans),
-            "headed_by_code_comments": _headed_by_comments(
-                [(d, s.heading_path) for d, s in spans]
-            ),
+            "headed_by_code_comments": _headed_by_comments([(d, s.heading_path) for d, s in spans]),
         },
     }
 
 
 def _opening_fence_last(text: str) -> bool:
     lines = [line.strip() for line in text.split("\n")]
-    return len(lines) > 1 and lines[-1].startswith("```") and sum(
-        line.startswith("```") for line in lines
-    ) % 2 == 1
+    return (
+        len(lines) > 1
+        and lines[-1].startswith("```")
+        and sum(line.startswith("```") for line in lines) % 2 == 1
+    )
 
 
 def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:
