@@ -64,6 +64,7 @@ class _Unit:
     is_heading: bool
     tokens: int = 0
     boilerplate: bool = False
+    opens_code: bool = False  # a ``` line opening a code block: never a chunk's last unit
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
@@ -115,6 +116,7 @@ def _units(text: str) -> list[_Unit]:
         s, e = _trimmed(text, sentence_start, end)
         if s < e:
             units.append(_Unit(s, e, headings, section, False))
+        units[-1].opens_code = fence and code
     return units
 
 
@@ -307,6 +309,15 @@ def _pack(
         over = total + unit.tokens > max_tokens or (total >= target and not unit.is_heading)
         other_kind = bool(current) and unit.boilerplate != current[-1].boilerplate
         if current and (over or too_long or other_kind or (new_section and body_so_far)):
+            # A code block's opening fence goes with its code, not at the end of the chunk.
+            held = (
+                [current.pop()]
+                if len(current) > 1
+                and current[-1].opens_code
+                and not (new_section or other_kind)
+                and current[-1].tokens + unit.tokens <= max_tokens
+                else []
+            )
             yield current
             carried: list[_Unit] = []
             if overlap_tokens and not new_section:
@@ -316,9 +327,10 @@ def _pack(
                         break
                     carried.insert(0, previous)
                     budget -= previous.tokens
-                if sum(u.tokens for u in carried) + unit.tokens > max_tokens:
+                if sum(u.tokens for u in [*carried, *held]) + unit.tokens > max_tokens:
                     carried = []
-            current, total = carried, sum(u.tokens for u in carried)
+            current = carried + held
+            total = sum(u.tokens for u in current)
             target = _target(remaining[index] + total, max_tokens)
         elif not current:
             target = _target(remaining[index], max_tokens)

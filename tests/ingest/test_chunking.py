@@ -81,6 +81,22 @@ def test_a_comment_in_a_code_block_is_code_not_a_heading(model_counter):
     assert chunks[0].text == text
 
 
+def test_a_code_block_s_opening_fence_starts_the_chunk_of_its_code(model_counter):
+    # The prose fills a chunk but for the fence; the example's first line does not fit
+    # after it. The fence used to stay behind as the last line of the prose's chunk.
+    code = "\n".join(f">>> total_{i} = amortize({i}, rate=0.05)" for i in range(20))
+    text = f"# Loans\n\n{sentences(19, 'loans')}\n\n```\n{code}\n```\n\nThat is all."
+    chunks = chunk_text(text, counter=model_counter, max_tokens=254)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] == chunk.text
+        assert chunk.token_count <= 254
+        # A fence ending a chunk closes a block, never opens one.
+        if chunk.text.endswith("```"):
+            assert text[: chunk.end].count("```") % 2 == 0, chunk.text
+    assert any("```\n>>> total_0 " in c.text for c in chunks)
+
+
 def test_overlap_repeats_trailing_sentences_within_a_section(model_counter):
     text = sentences(120)
     plain = chunk_text(text, counter=model_counter, max_tokens=100)
