@@ -126,9 +126,10 @@ def headings(slug: str | None) -> dict[str, Any]:
     stored = Chunk.objects.filter(workspace=workspace, boilerplate=False)
     counter, budget = get_token_counter()
     documents = Document.objects.filter(pk__in=stored.values("document_id")).exclude(text="")
+    texts = dict(documents.values_list("pk", "text"))
     spans = [
         (document_id, span)
-        for document_id, text in documents.values_list("pk", "text")
+        for document_id, text in texts.items()
         for span in chunk_text(text, counter=counter, max_tokens=budget, overlap_tokens=32)
     ]
     return {
@@ -137,24 +138,28 @@ def headings(slug: str | None) -> dict[str, Any]:
         "stored": {
             "chunks": stored.count(),
             "ending_with_an_opening_fence": sum(
-                map(_opening_fence_last, stored.values_list("text", flat=True))
+                _opening_fence_last(texts[document_id], end)
+                for document_id, end in stored.values_list("document_id", "char_end")
             ),
             "headed_by_code_comments": code_comment_headings(stored),
         },
         "chunked_now": {
             "chunks": len(spans),
-            "ending_with_an_opening_fence": sum(_opening_fence_last(s.text) for _, s in spans),
+            "ending_with_an_opening_fence": sum(
+                _opening_fence_last(texts[document_id], span.end) for document_id, span in spans
+            ),
             "headed_by_code_comments": _headed_by_comments([(d, s.heading_path) for d, s in spans]),
         },
     }
 
 
-def _opening_fence_last(text: str) -> bool:
-    lines = [line.strip() for line in text.split("\n")]
+def _opening_fence_last(document_text: str, end: int) -> bool:
+    """Whether the chunk ending at `end` ends with a fence that opens a code block (the
+    fences of the document up to there are odd in number); a closing fence is fine."""
+    before = document_text[:end].rstrip()
     return (
-        len(lines) > 1
-        and lines[-1].startswith("```")
-        and sum(line.startswith("```") for line in lines) % 2 == 1
+        before.endswith("```")
+        and sum(line.lstrip().startswith("```") for line in before.split("\n")) % 2 == 1
     )
 
 
