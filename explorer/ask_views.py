@@ -30,6 +30,7 @@ from ingest.selectors import chunks_opening_in_code, get_sources
 from knowledge.actions.ask import MODES, llm_configured
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS
 from knowledge.retrieval.search import hybrid_search
+from knowledge.retrieval.types import ChunkHit
 from knowledge.selectors.schema import list_entity_types
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
@@ -137,6 +138,20 @@ def _pieces(text: str, terms: set[str]) -> list[dict[str, Any]]:
     return pieces
 
 
+def _passage(
+    workspace: Workspace, n: int, hit: ChunkHit, blocks: list[tuple[bool, str]], terms: set[str]
+) -> dict[str, Any]:
+    """A passage for the templates: its blocks (the Ask page sets code apart) and the same
+    text flat (the explorer's panel), the question's words marked in both."""
+    return {
+        "n": n,
+        "hit": hit,
+        "pieces": _pieces(readable(blocks), terms),
+        "blocks": [{"code": code, "pieces": _pieces(body, terms)} for code, body in blocks],
+        "link": document_link(workspace, hit.document_id, hit.char_start, hit.char_end),
+    }
+
+
 def _results(
     workspace: Workspace, question: str, filters: AskFilters, *, limit: int = PASSAGES
 ) -> dict[str, Any]:
@@ -158,16 +173,7 @@ def _results(
         graph_query["focus"] = str(entity_ids[0])
     return {
         "passages": [
-            {
-                "n": n,
-                "hit": hit,
-                "pieces": _pieces(readable(hit.text, in_code=hit.id in in_code), terms),
-                "blocks": [
-                    {"code": code, "pieces": _pieces(body, terms)}
-                    for code, body in passage_blocks(hit.text, in_code=hit.id in in_code)
-                ],
-                "link": document_link(workspace, hit.document_id, hit.char_start, hit.char_end),
-            }
+            _passage(workspace, n, hit, passage_blocks(hit.text, in_code=hit.id in in_code), terms)
             for n, hit in enumerate(result.chunks, start=1)
         ],
         "entities": result.entities,

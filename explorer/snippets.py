@@ -50,9 +50,9 @@ def passage_blocks(text: str, *, in_code: bool = False) -> list[tuple[bool, str]
     return [(code, body) for code, body in joined if body.strip()]
 
 
-def readable(text: str, *, in_code: bool = False) -> str:
-    """The passage's blocks as one text (where there is no room to set code apart)."""
-    return "\n".join(body for _, body in passage_blocks(text, in_code=in_code)).strip()
+def readable(blocks: list[tuple[bool, str]]) -> str:
+    """A passage's blocks as one text (where there is no room to set code apart)."""
+    return "\n".join(body for _, body in blocks).strip()
 
 
 def _prose(line: str) -> str:

@@ -37,10 +37,10 @@ def test_marks_are_left_out_and_code_is_set_apart_as_it_is():
 
 
 def test_without_room_for_blocks_the_passage_is_one_text():
-    assert readable(MANUAL) == f"{PROSE}\n{CODE}\nCost: a * b and x*y*z."
+    assert readable(passage_blocks(MANUAL)) == f"{PROSE}\n{CODE}\nCost: a * b and x*y*z."
 
 
 def test_plain_text_is_unchanged():
     text = "The harbour crane was repaired by Marta Olsen in March.\n\nIt works."
     assert passage_blocks(text) == [(False, text)]
-    assert readable(text) == text
+    assert readable(passage_blocks(text)) == text
