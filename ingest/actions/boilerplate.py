@@ -32,7 +32,7 @@ characters, and the characters of chunked text they are a share of.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -111,9 +111,7 @@ def do_record_blocks(*, document: Document, fingerprints: set[str]) -> frozenset
         moved = gone | new
         answer = repeated_fingerprints(document.source_id, fingerprints | gone)
         repeated = frozenset(answer & fingerprints)
-        rows = DocumentBlock.objects.filter(document=document)
-        rows.filter(fingerprint__in=repeated, repeated=False).update(repeated=True)
-        rows.exclude(fingerprint__in=repeated).filter(repeated=True).update(repeated=False)
+        _record_answer(document, repeated)
         if moved:
             up, down = moved & answer, moved - answer
             stale = (
@@ -198,17 +196,23 @@ def _cut_differently(document: Document) -> bool:
         DocumentBlock.objects.filter(document=document).values_list("fingerprint", "repeated")
     )
     then = {value for value, repeated in rows.items() if repeated}
-    now = repeated_fingerprints(document.source_id, rows) if rows else set()
+    now = repeated_fingerprints(document.source_id, rows)
     text_lines = boilerplate.lines(document.text)
     min_chars = settings.BOILERPLATE_MIN_CHARS
     if boilerplate.boilerplate_spans(
         text_lines, then, min_chars=min_chars
     ) != boilerplate.boilerplate_spans(text_lines, now, min_chars=min_chars):
         return True
-    blocks = DocumentBlock.objects.filter(document=document)
-    blocks.filter(fingerprint__in=now, repeated=False).update(repeated=True)
-    blocks.exclude(fingerprint__in=now).filter(repeated=True).update(repeated=False)
+    _record_answer(document, now)
     return False
+
+
+def _record_answer(document: Document, repeated: Collection[str]) -> None:
+    """Mark the document's block rows with the answer its chunks are cut with: these
+    fingerprints repeat, the others do not."""
+    rows = DocumentBlock.objects.filter(document=document)
+    rows.filter(fingerprint__in=repeated, repeated=False).update(repeated=True)
+    rows.exclude(fingerprint__in=repeated).filter(repeated=True).update(repeated=False)
 
 
 def boilerplate_counters(source_id: int) -> dict[str, int]:
