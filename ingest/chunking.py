@@ -116,7 +116,8 @@ def _units(text: str) -> list[_Unit]:
         s, e = _trimmed(text, sentence_start, end)
         if s < e:
             units.append(_Unit(s, e, headings, section, False))
-        units[-1].opens_code = fence and code
+        if fence and code:
+            units[-1].opens_code = True
     return units
 
 
