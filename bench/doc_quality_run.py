@@ -11,6 +11,7 @@ import random
 import re
 import threading
 import time
+from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -89,78 +90,84 @@ def _has_field(model: Any, name: str) -> bool:
 _MARKDOWN_HEADING = re.compile(r"(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
-def code_comment_headings(chunks: Any) -> int:
-    """Chunks whose heading path holds a "# comment" of a code block of their document (the
-    chunker once took those for headings)."""
-    return _headed_by_comments(list(chunks.values_list("document_id", "heading_path")))
+@dataclass(frozen=True)
+class CodeMarks:
+    """What a document's ``` code blocks hold that a chunker could mistake: the titles of
+    its "# comment" lines, and where its opening fences end."""
 
+    comments: frozenset[str]
+    opening_fence_ends: frozenset[int]
 
-def _headed_by_comments(paths: list[tuple[int, Any]]) -> int:
-    comments: dict[int, set[str]] = {}
-    for document_id, text in Document.objects.filter(
-        pk__in={document_id for document_id, _ in paths}
-    ).values_list("pk", "text"):
-        found, code = set(), False
+    @classmethod
+    def of(cls, text: str) -> CodeMarks:
+        comments, ends, code, position = set(), set(), False, 0
         for line in text.split("\n"):
             stripped = line.strip()
             if stripped.startswith("```"):
                 code = not code
+                if code:
+                    ends.add(position + len(line.rstrip()))
             elif code and (heading := _MARKDOWN_HEADING.match(stripped)):
-                found.add(heading.group(2))
-        comments[document_id] = found
+                comments.add(heading.group(2))
+            position += len(line) + 1
+        return cls(frozenset(comments), frozenset(ends))
+
+    def heads(self, path: Any) -> bool:
+        return any(title in self.comments for title in path or ())
+
+
+def code_comment_headings(chunks: Any) -> int:
+    """Chunks whose heading path holds a "# comment" of a code block of their document (the
+    chunker once took those for headings)."""
+    marks = {
+        pk: CodeMarks.of(text)
+        for pk, text in Document.objects.filter(pk__in=chunks.values("document_id")).values_list(
+            "pk", "text"
+        )
+    }
     return sum(
-        1
-        for document_id, path in paths
-        if any(title in comments.get(document_id, ()) for title in path or ())
+        marks[document].heads(path)
+        for document, path in chunks.values_list("document_id", "heading_path")
     )
 
 
 def headings(slug: str | None) -> dict[str, Any]:
     """A crawl's chunks as stored against the current chunker on the same documents' text:
-    how many chunks, how many end with the opening fence of a code block cut across chunks,
-    and how many have a code block's "# comment" in their heading path."""
+    how many chunks, how many end with the opening fence of a code block (its code in the
+    next chunk), and how many have a code block's "# comment" in their heading path."""
     crawls = Workspace.objects.filter(slug__startswith="docs-")
     workspace = crawls.get(slug=slug) if slug else crawls.order_by("-created_at").first()
     if workspace is None:
         raise SystemExit("no crawl in this database: run `crawl` first")
     stored = Chunk.objects.filter(workspace=workspace, boilerplate=False)
+    texts = dict(
+        Document.objects.filter(pk__in=stored.values("document_id"))
+        .exclude(text="")
+        .values_list("pk", "text")
+    )
+    marks = {pk: CodeMarks.of(text) for pk, text in texts.items()}
     counter, budget = get_token_counter()
-    documents = Document.objects.filter(pk__in=stored.values("document_id")).exclude(text="")
-    texts = dict(documents.values_list("pk", "text"))
-    spans = [
-        (document_id, span)
-        for document_id, text in texts.items()
+    now = [
+        (pk, span.end, span.heading_path)
+        for pk, text in texts.items()
         for span in chunk_text(text, counter=counter, max_tokens=budget, overlap_tokens=32)
     ]
+    before = list(stored.values_list("document_id", "char_end", "heading_path"))
     return {
         "workspace": workspace.slug,
-        "documents": documents.count(),
-        "stored": {
-            "chunks": stored.count(),
-            "ending_with_an_opening_fence": sum(
-                _opening_fence_last(texts[document_id], end)
-                for document_id, end in stored.values_list("document_id", "char_end")
-            ),
-            "headed_by_code_comments": code_comment_headings(stored),
-        },
-        "chunked_now": {
-            "chunks": len(spans),
-            "ending_with_an_opening_fence": sum(
-                _opening_fence_last(texts[document_id], span.end) for document_id, span in spans
-            ),
-            "headed_by_code_comments": _headed_by_comments([(d, s.heading_path) for d, s in spans]),
-        },
+        "documents": len(texts),
+        "stored": _chunk_marks(before, marks),
+        "chunked_now": _chunk_marks(now, marks),
     }
 
 
-def _opening_fence_last(document_text: str, end: int) -> bool:
-    """Whether the chunk ending at `end` ends with a fence that opens a code block (the
-    fences of the document up to there are odd in number); a closing fence is fine."""
-    before = document_text[:end].rstrip()
-    return (
-        before.endswith("```")
-        and sum(line.lstrip().startswith("```") for line in before.split("\n")) % 2 == 1
-    )
+def _chunk_marks(chunks: list[tuple[int, int, Any]], marks: dict[int, CodeMarks]) -> dict[str, int]:
+    known = [(marks[pk], end, path) for pk, end, path in chunks if pk in marks]
+    return {
+        "chunks": len(chunks),
+        "ending_with_an_opening_fence": sum(end in m.opening_fence_ends for m, end, _ in known),
+        "headed_by_code_comments": sum(m.heads(path) for m, _, path in known),
+    }
 
 
 def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:

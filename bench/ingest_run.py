@@ -257,6 +257,7 @@ def one_run(
     embedder.encode(texts)
     encode_only = time.perf_counter() - started
     encode_cpu = own_cpu_s() - cpu_at_start
+    cores = psutil.cpu_count() or 1
 
     encoded_before = embedder.texts_encoded
     started = time.perf_counter()
@@ -286,10 +287,8 @@ def one_run(
         "pipeline_cpu_s": cpu,
         "postgres_cpu_s": postgres,
         "encode_cpu_s": encode_cpu,
-        "cores": psutil.cpu_count() or 0,
-        "ratio_if_cores_always_busy": encode_only
-        * (psutil.cpu_count() or 1)
-        / max(cpu + postgres, 1e-9),
+        "cores": cores,
+        "ratio_if_cores_always_busy": encode_only * cores / max(cpu + postgres, 1e-9),
         "reingest_s": again,
         "reingest_fraction": again / first,
     }
