@@ -109,7 +109,8 @@ def get_chunks(document: Document) -> QuerySet[Chunk]:
 def chunks_opening_in_code(workspace: Workspace, chunk_ids: list[int]) -> set[int]:
     """Those of the chunks that start inside a ``` code block of their document (a long
     example cut across chunks): their own text cannot tell, as its fence is in the chunk
-    before. Counted in the document's text before the chunk, in the database."""
+    before. The fence lines of the document's text before the chunk are counted, in the
+    database, as the passage's own are (explorer/snippets.py): a line starting with ```."""
     if not chunk_ids:
         return set()
     with connection.cursor() as cursor:
@@ -117,8 +118,7 @@ def chunks_opening_in_code(workspace: Workspace, chunk_ids: list[int]) -> set[in
             """
             SELECT c.id FROM ingest_chunk c JOIN ingest_document d ON d.id = c.document_id
             WHERE c.workspace_id = %s AND c.id = ANY(%s)
-              AND (length(left(d.text, c.char_start))
-                   - length(replace(left(d.text, c.char_start), '```', ''))) / 3 %% 2 = 1
+              AND regexp_count(left(d.text, c.char_start), '^[ \t]*```', 1, 'n') %% 2 = 1
             """,
             [workspace.pk, chunk_ids],
         )
