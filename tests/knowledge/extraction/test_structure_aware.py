@@ -139,6 +139,17 @@ def test_link_to_another_page_is_a_reference_with_its_sentence_as_evidence(extra
     assert subject.spans == ()  # the title is not in this window: an unlocated mention
 
 
+def test_a_link_is_found_as_a_whole_word_only(extractor):
+    text = "A string is strict about `str`.\n\nConvert with str when it is an instance.\n"
+    context = WindowContext(title="Built-in Types", links=("str", "int"))
+    result = extractor.extract(text, entity_types=TYPES, context=context)
+
+    found = {e.name: e for e in result.entities}
+    assert [text[slice(*span)] for span in found["str"].spans] == ["str", "str"]
+    assert all(text[span[1]].isspace() or text[span[1]] == "`" for span in found["str"].spans)
+    assert "int" not in found  # only inside "instance"
+
+
 def test_generic_link_text_is_no_reference(extractor):
     text = "For details, click here.\n"
     context = WindowContext(title="asyncio", links=("here",))
