@@ -130,15 +130,16 @@ def test_max_pages_counts_the_seed_with_the_pages_llms_txt_lists(alice, site, cr
 def test_requests_never_exceed_the_rate_limit_or_crawl_delay(alice, site, crawl_settings):
     crawl(alice.workspace, site.url("/"), max_depth=1, rate=4)
     starts = sorted(record.time for record in site.log)
-    gaps = sorted(b - a for a, b in itertools.pairwise(starts))
+    in_order = [b - a for a, b in itertools.pairwise(starts)]
+    gaps = sorted(in_order)
     # Crawl-delay 0.2 s and 4 requests/s: requests are sent at least 0.255 s apart (the
     # limiter's spacing is checked exactly in test_crawler_units.py). The server stamps
     # arrivals, and on a loaded machine one request can reach it late, shortening the gap
-    # after it by as much as it lengthened the one before: the median gap still shows the
-    # rate (0.2 s if only the crawl delay held, milliseconds without a limit), and no gap
-    # comes near zero.
+    # after it by as much as it lengthened the one before (0.008 s once, after 0.49 s): the
+    # median gap still shows the rate (0.2 s if only the crawl delay held, milliseconds
+    # without a limit), and so does every two gaps in a row taken together.
     assert statistics.median(gaps) >= 0.25 - 0.005, gaps
-    assert gaps[0] >= 0.15, gaps
+    assert min(a + b for a, b in itertools.pairwise(in_order)) >= 0.4, in_order
     retried = site.requests_to("/rate-limited")
     assert len(retried) == 2
     assert retried[1].time - retried[0].time >= 1.0 - 0.02  # Retry-After: 1
