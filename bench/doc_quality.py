@@ -8,6 +8,9 @@
     .venv/bin/python bench/doc_quality.py speed [--max-pages 150] [--start library/index.html]
         [--allow /library/] [--profile crawl.prof]
     .venv/bin/python bench/doc_quality.py headings [--workspace docs-…]
+    .venv/bin/python bench/doc_quality.py homonyms [--workspace docs-…] [--sample 60]
+        [--seed 20] [--out bench/data/python-docs-homonyms.jsonl]
+    .venv/bin/python bench/doc_quality.py homonyms --score bench/data/python-docs-homonyms.jsonl
 
 `crawl` serves the manual's directory from a local HTTP server (Python's http.server, as a
 person would), crawls it recursively into a fresh workspace with the offline extractor (no
@@ -39,6 +42,17 @@ which runs the whole pipeline in this process. GRAPHLOOM_DOCS_DB_NAME picks the 
 current chunker makes of the same documents: chunks, chunks ending with the opening fence of
 a code block, and chunks whose heading path holds a code block's "# comment" (the chunker
 once took those for headings).
+
+`homonyms` counts the names a crawl holds as active entities of several types, and of those
+the ones where one entity has the fallback type `concept` (the type when the extractor cannot
+tell); with `--out` it writes a seeded sample of those, each the `concept` entity and the
+entity of another type with most mentions, with their names and a few mentions in context,
+`same` left null for a person to label (one thing typed two ways, or two things?). With
+`--score` it reads a labelled sample and prints the share that is one thing, and the
+precision and recall of the rule consolidation joins such names by (written the same way,
+letter case included). bench/data/python-docs-homonyms.jsonl (seed 20, 60 pairs) is the
+sample the rule was chosen on; python-docs-homonyms-heldout.jsonl (seed 21, the first 40
+pairs not in it) was labelled before the rule was scored on it.
 
 The manual is Debian's python3.11-doc (`apt-get install python3.11-doc`): 530 HTML pages
 written by the Python project, nobody here. Uses its own database (`graphloom_docs`).

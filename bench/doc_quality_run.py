@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management import call_command
+from django.db import connection
 from django.db.models import Sum
 
 from ingest.actions.crawl import (
@@ -30,6 +31,8 @@ from ingest.chunking import chunk_text
 from ingest.dispatch import document_groups
 from ingest.embeddings import get_embedder, get_token_counter
 from ingest.models import PENDING, Chunk, CrawlPage, Document
+from knowledge.consolidation.names import same_spelling
+from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import Entity, ExtractionRun, Mention, Relation
 from knowledge.selectors.quality import get_quality_report
@@ -135,10 +138,7 @@ def headings(slug: str | None) -> dict[str, Any]:
     """A crawl's chunks as stored against the current chunker on the same documents' text:
     how many chunks, how many end with the opening fence of a code block (its code in the
     next chunk), and how many have a code block's "# comment" in their heading path."""
-    crawls = Workspace.objects.filter(slug__startswith="docs-")
-    workspace = crawls.get(slug=slug) if slug else crawls.order_by("-created_at").first()
-    if workspace is None:
-        raise SystemExit("no crawl in this database: run `crawl` first")
+    workspace = _crawl_workspace(slug)
     stored = Chunk.objects.filter(workspace=workspace, boilerplate=False)
     texts = dict(
         Document.objects.filter(pk__in=stored.values("document_id"))
@@ -192,6 +192,8 @@ def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:
         ),
         "words": words,
         "chunks_headed_by_code_comments": code_comment_headings(content),
+        "mentions_inside_words": mentions_inside_words(workspace),
+        "names_split_by_type": names_split_by_type(workspace),
         "entities": entities.count(),
         "entities_per_1000_words": round(1000 * entities.count() / max(words, 1), 2),
         "relations": relations.count(),
@@ -243,10 +245,7 @@ def recheck(path: Path, slug: str | None) -> dict[str, Any]:
     up by name (case-insensitive) among the crawl's active entities, with its type. When
     every one is there with the same type, the sample's labels (and so its precision
     figures) hold for the new graph's sample as they did; the rest are listed."""
-    crawls = Workspace.objects.filter(slug__startswith="docs-")
-    workspace = crawls.get(slug=slug) if slug else crawls.order_by("-created_at").first()
-    if workspace is None:
-        raise SystemExit("no crawl in this database: run `crawl` first")
+    workspace = _crawl_workspace(slug)
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     active = Entity.objects.filter(workspace=workspace, state="active")
     types: dict[str, set[str]] = {}
@@ -270,6 +269,134 @@ def recheck(path: Path, slug: str | None) -> dict[str, Any]:
         "other_type": retyped,
         "missing": missing,
     }
+
+
+def mentions_inside_words(workspace: Any) -> dict[str, int]:
+    """Located mentions whose span sits inside a longer word ("str" in "string"): evidence
+    that points at the wrong place."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT count(*), count(*) FILTER (
+                WHERE substr(c.text, m.char_start - c.char_start, 1) ~ '\\w'
+                   OR substr(c.text, m.char_end - c.char_start + 1, 1) ~ '\\w')
+            FROM knowledge_mention m JOIN ingest_chunk c ON c.id = m.chunk_id
+            WHERE m.workspace_id = %s AND m.char_start IS NOT NULL
+              AND m.char_start > c.char_start
+              AND left(m.surface_form, 1) ~ '\\w' AND right(m.surface_form, 1) ~ '\\w'
+            """,
+            [workspace.pk],
+        )
+        located, inside = cursor.fetchone()
+    return {"located": located, "inside_a_word": inside}
+
+
+def names_split_by_type(workspace: Any) -> dict[str, int]:
+    """Names held by active entities of several types, and those where one is the fallback
+    type (see `homonyms`)."""
+    rows = Entity.objects.filter(workspace=workspace, state="active").values_list(
+        "canonical_name", "type__name"
+    )
+    types: dict[str, set[str]] = {}
+    for name, type_name in rows.iterator():
+        types.setdefault(name, set()).add(type_name)
+    split = [found for found in types.values() if len(found) > 1]
+    return {"names": len(split), "with_fallback": sum(FALLBACK_TYPE in t for t in split)}
+
+
+def homonyms(slug: str | None, size: int, seed: int) -> dict[str, Any]:
+    """Names a crawl holds as several active entities of different types, and a seeded
+    sample of those where one is the fallback type ("concept", the offline extractor's
+    answer when it cannot tell), each with the entity of another type holding most mentions
+    and a few sentences of evidence for both, `same` left null for a person to label: is
+    it one thing typed two ways, or two things?"""
+    workspace = _crawl_workspace(slug)
+    active = Entity.objects.filter(workspace=workspace, state="active")
+    by_name: dict[str, list[tuple[int, str, int, str]]] = {}
+    rows = active.values_list("canonical_name", "pk", "type__name", "mention_count", "name")
+    for canonical, *entity in rows:
+        by_name.setdefault(canonical, []).append(tuple(entity))  # type: ignore[arg-type]
+    split = {name: rows for name, rows in by_name.items() if len(rows) > 1}
+    fallback = sorted(
+        name for name, rows in split.items() if any(r[1] == FALLBACK_TYPE for r in rows)
+    )
+    chosen = random.Random(seed).sample(fallback, min(size, len(fallback)))
+    pairs = []
+    for name in sorted(chosen):
+        concept = next(r for r in split[name] if r[1] == FALLBACK_TYPE)
+        other = max((r for r in split[name] if r[1] != FALLBACK_TYPE), key=lambda r: (r[2], -r[0]))
+        pairs.append(
+            {
+                "name": name,
+                "concept": _side(concept),
+                "other": {"type": other[1], **_side(other)},
+                "same": None,
+            }
+        )
+    return {
+        "workspace": workspace.slug,
+        "names_split_by_type": len(split),
+        "of_which_one_is_fallback": len(fallback),
+        "pairs": pairs,
+    }
+
+
+def _side(row: tuple[int, str, int, str]) -> dict[str, Any]:
+    return {"name": row[3], "mentions": row[2], "contexts": _contexts(row[0])}
+
+
+def _contexts(entity_id: int, limit: int = 2, width: int = 90) -> list[str]:
+    """A few mentions of an entity with the text around them, one line each."""
+    found = []
+    mentions = Mention.objects.filter(entity_id=entity_id, char_start__isnull=False).order_by("pk")
+    rows = mentions.values_list("char_start", "char_end", "chunk__char_start", "chunk__text")
+    for doc_start, doc_end, offset, text in rows[:limit]:
+        # Mentions count in the document, the chunk's text from its own start.
+        start, end = int(doc_start or 0) - offset, int(doc_end or 0) - offset
+        before, after = text[max(0, start - width) : start], text[end : end + width]
+        found.append(" ".join(f"{before}[[{text[start:end]}]]{after}".split()))
+    return found
+
+
+def score_homonyms(path: Path) -> dict[str, Any]:
+    """The labelled sample's share of pairs that are one thing typed two ways, and how the
+    rule consolidation joins them by (`same_spelling`, case included) does on it: precision
+    (of the pairs it joins, the share that are one thing) and recall (of the pairs that are
+    one thing, the share it joins)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    labelled = [r for r in rows if r.get("same") is not None]
+    same = [r for r in labelled if r["same"]]
+    joined = [r for r in labelled if same_spelling(r["concept"]["name"], r["other"]["name"])]
+    right = [r for r in joined if r["same"]]
+    return {
+        "sample": len(rows),
+        "labelled": len(labelled),
+        "same_thing": len(same),
+        "same_share": round(len(same) / max(len(labelled), 1), 3),
+        "joined_by_spelling": len(joined),
+        "join_precision": round(len(right) / max(len(joined), 1), 3),
+        "join_recall": round(len(right) / max(len(same), 1), 3),
+        "joined_wrongly": [r["name"] for r in joined if not r["same"]],
+    }
+
+
+def _crawl_workspace(slug: str | None) -> Any:
+    crawls = Workspace.objects.filter(slug__startswith="docs-")
+    workspace = crawls.get(slug=slug) if slug else crawls.order_by("-created_at").first()
+    if workspace is None:
+        raise SystemExit("no crawl in this database: run `crawl` first")
+    return workspace
+
+
+def _homonyms_command(args: argparse.Namespace) -> dict[str, Any]:
+    if args.score:
+        return score_homonyms(args.score)
+    found = homonyms(args.workspace, args.sample, args.seed)
+    if args.out:
+        args.out.write_text(
+            "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in found["pairs"])
+        )
+    return {key: value for key, value in found.items() if key != "pairs" or not args.out}
 
 
 def graph_digest(workspace: Any) -> str:
@@ -327,6 +454,8 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         "typed_relation_share": result["typed_relation_share"],
         "windows": result["windows"],
         "chunks_headed_by_code_comments": result["chunks_headed_by_code_comments"],
+        "mentions_inside_words": result["mentions_inside_words"],
+        "names_split_by_type": result["names_split_by_type"],
         "boilerplate_chunks_extracted": result["boilerplate_chunks_extracted"],
         "quality": result["quality"],
         "graph_digest": graph_digest(workspace),
@@ -355,7 +484,16 @@ def main() -> None:
     again.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
     chunked = commands.add_parser("headings")
     chunked.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
+    typed = commands.add_parser("homonyms")
+    typed.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
+    typed.add_argument("--sample", type=int, default=60)
+    typed.add_argument("--seed", type=int, default=20)
+    typed.add_argument("--out", type=Path, help="write the sample here, one pair a line")
+    typed.add_argument("--score", type=Path, help="score a labelled sample instead")
     args = parser.parse_args()
+    if args.command == "homonyms":
+        print(json.dumps(_homonyms_command(args), indent=2, ensure_ascii=False))
+        return
     if args.command == "headings":
         print(json.dumps(headings(args.workspace), indent=2, ensure_ascii=False))
         return

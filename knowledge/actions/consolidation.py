@@ -3,7 +3,9 @@ name rules, or curation elsewhere, the same tiers that run during extraction are
 existing entities — idempotently, and never across a "not the same" pair.
 
 Each entity's keys are recomputed first (an entity whose canonical key now equals another's
-of the same type is merged into it, automatically and reversibly); then each entity is
+of the same type is merged into it, automatically and reversibly); an entity of the fallback
+type and one of another type with its name, spelled alike, are merged the same way (see
+`untyped_twin`: graphs built before that rule hold such pairs); then each entity is
 compared with the candidates that share a blocking key: above the type's auto-merge
 threshold the smaller one is merged into the larger (an automatic merge, logged and undone
 like a manual one), in the review band a suggestion is queued (once per pair, ever).
@@ -21,6 +23,8 @@ from knowledge.actions.curation import do_merge_entities
 from knowledge.actions.resolution import lock_names, suggest_other_types
 from knowledge.actions.review import do_review_suggestions_with_llm
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
+from knowledge.consolidation.matching import UNTYPED_REASON, untyped_twin
+from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.models import (
     Entity,
     EntityState,
@@ -93,12 +97,20 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
         entity.blocking_keys = keys
         entity.save(update_fields=["canonical_name", "blocking_keys", "updated_at"])
         report.rekeyed += 1
-    homonyms = (
+    homonyms = list(
         Entity.objects.for_workspace(workspace)
         .filter(state=EntityState.ACTIVE, canonical_name=entity.canonical_name)
         .exclude(type_id=entity.type_id)
         .select_related("type")
     )
+    twin = untyped_twin(entity.name, kind, homonyms, fallback=FALLBACK_TYPE)
+    if twin is not None and not not_same(workspace, entity.pk, twin.pk):
+        do_merge_entities(
+            workspace=workspace, merged_ids=[entity.pk, twin.pk], automatic=True,
+            reasons=[UNTYPED_REASON],
+        )  # fmt: skip
+        report.merged += 1
+        return
     report.suggested += suggest_other_types(workspace, entity, homonyms, {})
     match = best_match(workspace, entity.name, entity.type, exclude=entity.pk)
     if match is None:

@@ -27,7 +27,10 @@ review instead.
 
 Entities of different types stay apart; only a person (or the LLM reviewer) merges them: a
 new entity whose canonical name an entity of another type has is queued for review with it
-("same name, different types"). An entity's type follows the majority of the types the
+("same name, different types"). The one exception is the fallback type ("concept"), which an
+extractor gives when it cannot tell: a name of that type and an entity of another type
+spelled alike, case included, are one entity (`untyped_twin`; "GET" and "get()" still go
+to review). An entity's type follows the majority of the types the
 extractor gave its mentions (`Entity.type_votes`, kept by `do_refresh_derived`) unless a
 person set it; a name whose evidence already voted for a type on an entity of another type
 goes to that entity (the pin of a retype applies in every type). The whole batch is
@@ -48,6 +51,7 @@ from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
 from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON, Key, Match, vetoed
 from knowledge.consolidation.short_forms import DocName, ShortFormPlan, plan_short_forms
+from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.models import (
     Alias,
     AliasOrigin,
@@ -71,10 +75,11 @@ from workspaces.models import Workspace
 
 
 def lock_names(workspace: Workspace, keys: Iterable[Key]) -> None:
-    """Transaction-scoped advisory locks on (workspace, type, key), taken in one sorted
-    order: two workers resolving the same name take turns, and the second finds the first's
-    entity instead of creating a twin."""
-    names_ = sorted({f"entity:{workspace.pk}:{type_id}:{text}" for text, type_id in keys})
+    """Transaction-scoped advisory locks on (workspace, key), whatever the type, taken in
+    one sorted order: two workers resolving the same name take turns, and the second finds
+    the first's entity instead of creating a twin (or, across types, an entity the name
+    should join: `untyped_twin`)."""
+    names_ = sorted({f"entity:{workspace.pk}:{text}" for text, _ in keys})
     if not names_:
         return
     with connection.cursor() as cursor:
@@ -123,7 +128,8 @@ def _create_missing(
 ) -> None:
     """New entities for the names nothing knew, each then merged into its match or queued
     for review with it (the spelling tier, else the name embedding)."""
-    missing = known.missing
+    joins = _untyped_in_batch(keys, known.missing)
+    missing = [key for key in known.missing if key not in joins]
     matches: dict[Key, Match | None] = dict(
         zip(missing, best_matches(workspace, [keys[key] for key in missing]), strict=True)
     )
@@ -146,6 +152,30 @@ def _create_missing(
             suggest_other_types(workspace, entity, others.values(), counts)
         else:
             others.pop(entity.pk)  # merged away just now
+    for untyped, typed in joins.items():
+        if typed in known.found:
+            known.found[untyped] = known.found[typed]
+
+
+def _untyped_in_batch(
+    keys: dict[Key, tuple[str, EntityType]], missing: list[Key]
+) -> dict[Key, Key]:
+    """New names of the fallback type that a new typed name of the same batch is spelled
+    like (`untyped_twin`, within one batch): only the typed one is created, and the
+    untyped one joins it."""
+    joins: dict[Key, Key] = {}
+    for key in missing:
+        name, entity_type = keys[key]
+        if entity_type.name != FALLBACK_TYPE:
+            continue
+        typed = [
+            other
+            for other in missing
+            if other[0] == key[0] and other != key and names.same_spelling(keys[other][0], name)
+        ]
+        if typed:
+            joins[key] = min(typed)
+    return joins
 
 
 def _unsure(match: Match | None, entity_type: EntityType) -> bool:

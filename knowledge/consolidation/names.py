@@ -46,6 +46,7 @@ __all__ = [
     "canonical_key",
     "looks_like_acronym",
     "name_similarity",
+    "same_spelling",
     "suffixes_for_type",
     "thresholds_for",
 ]
@@ -199,6 +200,28 @@ def _clean(name: str) -> str:
     text = unicodedata.normalize("NFC", text).translate(_APOSTROPHES)
     text = _THOUSANDS.sub("", text)
     return text.replace("&", " and ")
+
+
+# What `same_spelling` sets aside: quotes and backticks around a name, a call's "()".
+_QUOTES = "`'\"\u2018\u2019\u201c\u201d"
+_CALL = re.compile(r"\(\s*\)$")
+
+
+def same_spelling(a: str, b: str) -> bool:
+    """Whether two names are written alike, letter case included, apart from quotes, a
+    call's "()" and a leading article ("FileHandler" and "`FileHandler`", "The Mock Class"
+    and "Mock Class"). Names with one canonical key can still be different things when
+    their case differs, above all in code: "GET" and "get()", "ZIP" and "zip()",
+    "PosixPath" and "posixpath" (bench/doc_quality.py homonyms)."""
+    return _spelling(a) == _spelling(b)
+
+
+def _spelling(name: str) -> str:
+    text = _CALL.sub("", unicodedata.normalize("NFKC", name).strip().strip(_QUOTES).strip())
+    first, _, rest = text.partition(" ")
+    if rest and first.casefold() in _ARTICLES:
+        text = rest
+    return " ".join(text.split())
 
 
 def _tokens(name: str) -> list[_Token]:

@@ -18,7 +18,8 @@ from ingest.embeddings import vector_literal
 from ingest.selectors import walk_ef_search
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
-from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match
+from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match, untyped_twin
+from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.models import (
     ENTITY_VECTORS,
     Alias,
@@ -317,7 +318,8 @@ def known_entities(
 ) -> KnownEntities:
     """Resolve names by what curation and the graph already say, cheapest and most
     authoritative first: blocked names, pins, the alias table, the same canonical key and
-    type, then a type the name's evidence voted for."""
+    type, then a type the name's evidence voted for, then an entity of another type that
+    one of the two sides has the fallback type for (`untyped_twin`)."""
     keys = list(names)
     canon = {text for text, _ in keys}
     rules = list(
@@ -358,12 +360,27 @@ def known_entities(
         if entity is None and key in aliases:
             entity = by_id.get(aliases[key])
         if entity is None:
-            entity = exact.get(key) or voted_entity(key, names[key][1], by_id)
+            entity = (
+                exact.get(key)
+                or voted_entity(key, names[key][1], by_id)
+                or _untyped_twin(key, names[key], by_id)
+            )
         if entity is not None:
             known.found[key] = entity
         else:
             known.missing.append(key)
     return known
+
+
+def _untyped_twin(
+    key: Key, wanted: tuple[str, EntityType], by_id: dict[int, Entity]
+) -> Entity | None:
+    others = [
+        e
+        for e in by_id.values()
+        if e.state == EntityState.ACTIVE and e.canonical_name == key[0] and e.type_id != key[1]
+    ]
+    return untyped_twin(wanted[0], wanted[1].name, others, fallback=FALLBACK_TYPE)
 
 
 def _pins(rules: list[CurationRule], keys: list[Key]) -> dict[Key, int]:

@@ -399,8 +399,9 @@ def test_block_deletes_and_blocks_the_name_in_every_type_and_undo_lifts_both(edi
     assert not CurationRule.objects.filter(kind=RuleKind.BLOCKED, active=True).exists()
     block.refresh_from_db()
     assert block.undone_by_id is not None
+    # The name resolves again: a "Widget" of the fallback type joins the restored entity.
     (made,) = resolve_entities(alice.workspace, [("Widget", concept)], create=True).values()
-    assert made.type_id == concept.pk
+    assert made.pk == widget.pk
     # A second undo of the same block is refused, in the row.
     again = client.post(
         button("undo", widget), {"undo": "unblock", "event": block.pk}, headers=HTMX

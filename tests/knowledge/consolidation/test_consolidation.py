@@ -20,6 +20,8 @@ from knowledge.actions.curation import (
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.actions.resolution import resolve_entities
 from knowledge.actions.schema import do_ensure_default_schema
+from knowledge.consolidation.keys import entity_key
+from knowledge.consolidation.matching import UNTYPED_REASON
 from knowledge.models import (
     CurationEvent,
     Entity,
@@ -170,6 +172,71 @@ def test_a_person_s_type_outvotes_the_extractor(model, ingest_text, alice):
     assert Entity.objects.filter(state="active").count() == 1
 
 
+def test_a_name_of_the_fallback_type_joins_the_entity_of_another_type_spelled_alike(
+    model, ingest_text
+):
+    model["alpha"] = reply(("FileHandler", "technology"))
+    model["beta"] = reply(("FileHandler", "concept"))
+    ingest_text("alpha: FileHandler writes logs.", title="a")
+    ingest_text("beta: FileHandler again.", title="b")
+    entity = Entity.objects.get(state="active", name="FileHandler")
+    assert entity.type.name == "technology"
+    assert entity.mention_count == 2
+    assert entity.type_votes == {"concept": 1, "technology": 1}
+    assert not MergeSuggestion.objects.exists()
+
+
+def test_an_untyped_entity_takes_the_type_of_names_that_join_it_later(model, ingest_text):
+    model["alpha"] = reply(("BlockingIOError", "concept"))
+    model["beta"] = reply(("BlockingIOError", "technology"))
+    ingest_text("alpha: BlockingIOError.", title="a")
+    for n in range(2):
+        ingest_text(f"beta {n}: BlockingIOError is raised.", title=f"b{n}")
+    entity = Entity.objects.get(state="active")
+    assert entity.type.name == "technology"
+    assert entity.type_votes == {"concept": 1, "technology": 2}
+
+
+def test_one_batch_typing_a_name_two_ways_makes_one_entity(alice):
+    do_ensure_default_schema(workspace=alice.workspace)
+    types = {t.name: t for t in EntityType.objects.filter(workspace=alice.workspace)}
+    wanted = [
+        ("Deque", types["concept"]),
+        ("Deque", types["technology"]),
+        ("deque", types["person"]),
+    ]
+    with transaction.atomic():
+        found = resolve_entities(alice.workspace, wanted, create=True)
+    assert found[("deque", types["concept"].pk)] == found[("deque", types["technology"].pk)]
+    assert active("technology") == ["Deque"]
+    assert active("person") == ["deque"]
+    assert active("concept") == []
+
+
+def test_names_with_one_key_but_another_case_stay_apart_across_the_fallback_type(
+    model, ingest_text
+):
+    model["alpha"] = reply(("GET", "technology"))
+    model["beta"] = reply(("get()", "concept"))
+    ingest_text("alpha: the GET method.", title="a")
+    ingest_text("beta: call get() on the section.", title="b")
+    assert active("technology") == ["GET"]
+    assert active("concept") == ["get()"]
+    assert MergeSuggestion.objects.get().reasons[0].startswith("same name, different types")
+
+
+def test_an_untyped_entity_takes_one_type_of_names_and_asks_about_the_next(model, ingest_text):
+    model["alpha"] = reply(("Paris", "concept"))
+    model["beta"] = reply(("Paris", "location"))
+    model["gamma"] = reply(("Paris", "person"))
+    for marker in ("alpha", "beta", "gamma"):
+        ingest_text(f"{marker}: Paris.", title=marker)
+    untyped = Entity.objects.get(state="active", type__name="concept")
+    assert untyped.type_votes == {"concept": 1, "location": 1}
+    assert active("person") == ["Paris"]
+    assert MergeSuggestion.objects.get().reasons[0].startswith("same name, different types")
+
+
 def test_hard_negatives_stay_apart_without_suggestions(model, ingest_text):
     model["alpha"] = reply(("Java", "technology"), ("iPhone 14", "product"))
     model["beta"] = reply(("JavaScript", "technology"), ("iPhone 15", "product"))
@@ -269,6 +336,35 @@ def consolidate(*args: str) -> dict:
     out = StringIO()
     call_command("consolidate", *args, "--json", stdout=out, stderr=StringIO())
     return json.loads(out.getvalue())
+
+
+def test_consolidate_joins_an_untyped_entity_to_its_typed_twin_and_the_merge_undoes(alice):
+    """Graphs built before the fallback type's rule hold such pairs; consolidation joins
+    them (the larger survives, the type follows the evidence), never "GET" with "get()"."""
+    workspace = alice.workspace
+    do_ensure_default_schema(workspace=workspace)
+    types = {t.name: t for t in EntityType.objects.filter(workspace=workspace)}
+
+    def entity(name: str, type_name: str, mentions: int) -> Entity:
+        return Entity.objects.create(
+            workspace=workspace, name=name, canonical_name=entity_key(name, type_name),
+            type=types[type_name], mention_count=mentions,
+        )  # fmt: skip
+
+    typed, untyped = entity("ZipInfo", "technology", 25), entity("ZipInfo", "concept", 5)
+    entity("GET", "technology", 3), entity("get()", "concept", 4)
+    report = consolidate("--workspace", workspace.slug)
+    assert report["merged"] == 1
+    untyped.refresh_from_db()
+    assert (untyped.state, untyped.merged_into_id) == ("merged", typed.pk)
+    event = CurationEvent.objects.get(action="auto_merge")
+    assert event.payload["reasons"] == [UNTYPED_REASON]
+    assert active("technology") == ["GET", "ZipInfo"]
+    assert active("concept") == ["get()"]
+    assert consolidate("--workspace", workspace.slug)["merged"] == 0
+
+    do_unmerge(workspace=workspace, event_id=event.pk)
+    assert active("concept") == ["ZipInfo", "get()"]
 
 
 def test_a_close_name_embedding_queues_a_pair_for_review_but_never_merges(model, ingest_text):

@@ -25,6 +25,7 @@ from knowledge.consolidation.names import (
     canonical_key,
     looks_like_acronym,
     name_similarity,
+    same_spelling,
     suffixes_for_type,
     thresholds_for,
 )
@@ -382,3 +383,27 @@ def test_thresholds_meet_the_goals_on_the_labelled_pairs(pairs):
     assert result["with_review"]["recall"] >= auto["recall"]
     assert result["review_queue"]["percent"] <= 20
     assert set(result["by_type"]) == set(TYPES)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("FileHandler", "FileHandler"),
+        ("`FileHandler`", "FileHandler"),
+        ("zip()", "zip"),
+        ("The Mock Class", "Mock Class"),
+        ("Global  Interpreter Lock", "Global Interpreter Lock"),
+    ],
+)
+def test_names_spelled_alike(a, b):
+    assert same_spelling(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    # One canonical key, different things: the case tells code names apart.
+    [("GET", "get()"), ("ZIP", "zip()"), ("PosixPath", "posixpath"), ("exit()", "_exit")],
+)
+def test_names_with_one_key_but_another_case_are_not_spelled_alike(a, b):
+    assert canonical_key(a) == canonical_key(b)
+    assert not same_spelling(a, b)
