@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -195,15 +195,37 @@ def _move_mentions(
     survivor: Entity, merged: list[Entity], payload: dict[str, Any]
 ) -> dict[int, list[str]]:
     """The merged entities' mentions go to the survivor (their ids kept for the undo);
-    returns each merged entity's names, to pin them to the survivor."""
+    returns each merged entity's names, to pin them to the survivor.
+
+    A mention at a place where the survivor has one already (the same run, chunk and
+    start: "Tuple" found inside "Tuples", or two names the extractor could not locate in
+    one chunk) stays with the merged entity: the survivor's evidence holds that place, a
+    mention is unique per place, and the undo finds everything where it was."""
     names = {}
     for entity in merged:
         names[entity.pk] = sorted(_names_of(entity))
-        mention_ids = list(Mention.objects.filter(entity=entity).values_list("pk", flat=True))
+        mention_ids = _movable_mentions(entity.pk, survivor.pk)
         payload["mentions"][str(entity.pk)] = mention_ids
         Mention.objects.filter(pk__in=mention_ids).update(entity=survivor)
     payload["names"] = {str(pk): value for pk, value in names.items()}
     return names
+
+
+def _movable_mentions(entity_id: int, survivor_id: int) -> list[int]:
+    """The entity's mentions at places the survivor has no mention of (`_move_mentions`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT m.id FROM knowledge_mention m
+            WHERE m.entity_id = %s AND NOT EXISTS (
+                SELECT 1 FROM knowledge_mention s
+                WHERE s.entity_id = %s AND s.run_id = m.run_id AND s.chunk_id = m.chunk_id
+                  AND s.char_start IS NOT DISTINCT FROM m.char_start)
+            ORDER BY m.id
+            """,
+            [entity_id, survivor_id],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _move_aliases(

@@ -163,18 +163,20 @@ def _untyped_in_batch(
     """New names of the fallback type that a new typed name of the same batch is spelled
     like (`untyped_twin`, within one batch): only the typed one is created, and the
     untyped one joins it."""
+    typed: dict[str, list[Key]] = {}
+    for key in sorted(missing):
+        if keys[key][1].name != FALLBACK_TYPE:
+            typed.setdefault(key[0], []).append(key)
     joins: dict[Key, Key] = {}
     for key in missing:
         name, entity_type = keys[key]
         if entity_type.name != FALLBACK_TYPE:
             continue
-        typed = [
-            other
-            for other in missing
-            if other[0] == key[0] and other != key and names.same_spelling(keys[other][0], name)
+        alike = [
+            other for other in typed.get(key[0], []) if names.same_spelling(keys[other][0], name)
         ]
-        if typed:
-            joins[key] = min(typed)
+        if alike:
+            joins[key] = alike[0]
     return joins
 
 

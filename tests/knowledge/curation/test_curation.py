@@ -31,6 +31,7 @@ from knowledge.models import (
     RelationEvidence,
 )
 from tests.knowledge.conftest import World
+from tests.llm_server import Reply
 from workspaces.errors import Conflict, InvalidInput
 
 WORLD = World(
@@ -167,6 +168,40 @@ def test_unmerge_restores_exactly_even_after_another_source_was_ingested(world, 
     assert CurationRule.objects.filter(kind="not_same", active=True).count() == 1
     with pytest.raises(Conflict):
         do_unmerge(workspace=alice.workspace, event_id=event.pk)
+
+
+def test_a_merge_leaves_mentions_at_the_survivor_s_places_where_they_were_and_undoes(
+    llm, ingest_text, alice
+):
+    # "Tuple" has no whole word here, so it is found inside "Tuples", at the same place;
+    # the two widgets are not in the text at all: each has one unlocated mention in the
+    # same chunk. A mention is unique per (run, chunk, entity, start), nulls included.
+    entities = [("Tuples", "technology"), ("Tuple", "product"),
+                ("Alpha Widget", "product"), ("Beta Gadget", "product")]  # fmt: skip
+    reply = "\n".join(f'("entity"<|>{name}<|>{kind}<|>x)' for name, kind in entities)
+    llm.responder = lambda body: Reply(content=reply if len(body["messages"]) <= 2 else "")
+    ingest_text("Tuples are immutable sequences.")
+    before = graph(alice.workspace)
+    tuples, tuple_, alpha, beta = (entity(name) for name, _ in entities)
+    assert (
+        Mention.objects.get(entity=tuple_).char_start
+        == Mention.objects.get(entity=tuples).char_start
+    )
+
+    first = do_merge_entities(
+        workspace=alice.workspace, survivor_id=tuples.pk, merged_ids=[tuple_.pk]
+    )
+    second = do_merge_entities(
+        workspace=alice.workspace, survivor_id=alpha.pk, merged_ids=[beta.pk]
+    )
+    for survivor in (tuples, alpha):
+        survivor.refresh_from_db()
+        assert survivor.mention_count == 1
+    assert Mention.objects.filter(entity__in=[tuple_, beta]).count() == 2
+
+    do_unmerge(workspace=alice.workspace, event_id=second.pk)
+    do_unmerge(workspace=alice.workspace, event_id=first.pk)
+    assert graph(alice.workspace) == before
 
 
 def test_a_merged_name_lands_on_the_survivor_after_reingest_and_reextract(
