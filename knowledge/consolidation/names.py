@@ -600,11 +600,14 @@ class _Side:
     left: list[int]  # indices of words not matched yet
 
     @classmethod
-    def of(cls, tokens: list[_Token]) -> _Side:
+    def of(cls, tokens: list[_Token], *, identifier: bool = False) -> _Side:
         # A letter at the end or written as an initial is part of the name: "Vitamin A",
-        # "Hepatitis E", "J. Y. Smith".
+        # "Hepatitis E", "J. Y. Smith". In an identifier joined by underscores every part
+        # is: "supernet_of" is not "supernet", nor "BOM_UTF16_LE" "BOM_UTF16".
         filler = [
-            t.key in _FILLER and not (len(t.key) == 1 and (t.dotted or i == len(tokens) - 1))
+            not identifier
+            and t.key in _FILLER
+            and not (len(t.key) == 1 and (t.dotted or i == len(tokens) - 1))
             for i, t in enumerate(tokens)
         ]
         kept = [t for t, skip in zip(tokens, filler, strict=True) if not skip] or tokens
@@ -718,7 +721,8 @@ def name_similarity(
        0.3 x token-set ratio. Token-sort forgives word order; token-set forgives extra
        words, but only for 30 %, since an extra word is as often another entity ("Ford
        Foundation") as the same one ("Harvard University").
-    3. The words are then aligned one to one, filler words ("of", "the", "Dr.") aside:
+    3. The words are then aligned one to one, filler words ("of", "the", "Dr.") aside
+       (none in an identifier joined by underscores: "supernet_of" is not "supernet"):
        equal words, singulars or numbers, words run together, acronyms of runs of words,
        typos, initials. What is left decides:
        - words on both sides ("John Smith" / "Jane Smith", "Austria" / "Australia"): at
@@ -752,7 +756,7 @@ def name_similarity(
     token_sort = fuzz.token_sort_ratio(ka, kb) / 100
     score = 0.7 * max(ratio, token_sort) + 0.3 * token_set
     reasons = [f"token-set {token_set:.2f}", f"ratio {ratio:.2f}", f"token-sort {token_sort:.2f}"]
-    side_a, side_b = _Side.of(ta), _Side.of(tb)
+    side_a, side_b = _Side.of(ta, identifier="_" in a), _Side.of(tb, identifier="_" in b)
     for low, high, reason in (
         _word_bounds(ka, kb, side_a, side_b),
         *_number_bounds(side_a, side_b),

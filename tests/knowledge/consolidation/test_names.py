@@ -407,3 +407,15 @@ def test_names_spelled_alike(a, b):
 def test_names_with_one_key_but_another_case_are_not_spelled_alike(a, b):
     assert canonical_key(a) == canonical_key(b)
     assert not same_spelling(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("codecs.BOM_UTF16_LE", "codecs.BOM_UTF16"),  # "le" is an article elsewhere
+        ("ipaddress.IPv6Network.supernet_of", "ipaddress.IPv6Network.supernet"),
+    ],
+)
+def test_every_part_of_an_identifier_counts(a, b):
+    assert name_similarity(a, b).score < DEFAULT_THRESHOLDS.review
+    assert name_similarity("Bank of America", "Bank America").score >= DEFAULT_THRESHOLDS.auto_merge
