@@ -427,7 +427,16 @@ def _type_of(name: str) -> str:
 
 
 def _looks_like_code(name: str) -> bool:
-    return "." in name or "_" in name or (name.islower() and " " not in name)
+    """A heading's, link's or table cell's name that is an identifier: dotted, snake_case,
+    a lone lowercase word, or CamelCase ("IntFlag", "TaskGroup": on the Python manual such
+    class names under their own heading were typed concept, and the same name in a code
+    span technology)."""
+    if " " in name:
+        return "." in name or "_" in name
+    return "." in name or "_" in name or name.islower() or _CAMEL_HUMP.search(name) is not None
+
+
+_CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
 
 
 def _find(text: str, name: str, start: int, end: int) -> tuple[int, int] | None:

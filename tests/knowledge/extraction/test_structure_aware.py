@@ -139,6 +139,19 @@ def test_link_to_another_page_is_a_reference_with_its_sentence_as_evidence(extra
     assert subject.spans == ()  # the title is not in this window: an unlocated mention
 
 
+def test_a_camel_case_heading_names_code_and_words_name_a_concept(extractor):
+    text = (
+        "# enum — Support for enumerations\n\n"
+        "## IntFlag\n\nIntFlag is the same as Flag, but its members are integers.\n\n"
+        "## Flag Members\n\nMembers can be combined with the bitwise operators.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES, context=WindowContext(title="enum"))
+
+    types = _types(result)
+    assert types["IntFlag"] == "technology"
+    assert types["Flag Members"] == "concept"
+
+
 def test_a_link_is_found_as_a_whole_word_only(extractor):
     text = "A string is strict about `str`.\n\nConvert with str when it is an instance.\n"
     context = WindowContext(title="Built-in Types", links=("str", "int"))
