@@ -210,7 +210,9 @@ class OfflineExtractor:
             sentences = list(doc.sents)
             result.count("sentences", len(sentences))
             out = Collector(active)
-            bounds = Sentences(_sentence_bounds(prose, s) for s in sentences)
+            bounds = Sentences(
+                (_sentence_bounds(prose, s) for s in sentences), code_blocks=structure.code_blocks
+            )
             reader = StructureReader(text, structure, context, bounds, out)
             reader.read()
             view = _Prose(

@@ -126,18 +126,23 @@ class Sentences:
     """Sentence bounds of the window, found by offset (headings and table rows are lines,
     and lines are never merged into one sentence by the parser's splitter here)."""
 
-    def __init__(self, bounds: Iterable[tuple[int, int]]) -> None:
+    def __init__(
+        self, bounds: Iterable[tuple[int, int]], *, code_blocks: Iterable[Span] = ()
+    ) -> None:
         self.bounds = sorted(bounds)
         self.starts = [start for start, _ in self.bounds]
+        self.code_blocks = tuple(code_blocks)
 
     def at(self, position: int, text: str) -> tuple[int, int]:
         """The statement around `position`: its sentence, never past its line (a heading or
         a table row is its own statement). A position in no sentence is in code, which the
         parser never saw: from there to the end of the sentence that follows on its line
-        ("`foo()` returns…"), or else its whole line (a definition's term)."""
-        line_start = text.rfind("\n", 0, position) + 1
-        line_end = text.find("\n", position)
-        line_end = len(text) if line_end < 0 else line_end
+        ("`foo()` returns…"), or else its whole line (a definition's term). Prose wrapped
+        over several lines is one line here (`paragraph_line`)."""
+        if any(b.start <= position < b.end for b in self.code_blocks):
+            line_start, line_end = physical_line(text, position)
+        else:
+            line_start, line_end = paragraph_line(text, position)
         index = bisect_right(self.starts, position) - 1
         if index >= 0 and self.bounds[index][0] <= position < self.bounds[index][1]:
             start, end = self.bounds[index]
@@ -146,6 +151,44 @@ class Sentences:
         else:
             start, end = line_start, line_end
         return max(start, line_start), min(end, line_end) if end > line_start else line_end
+
+
+# A line that begins a block of its own: a heading, a table row, a list item, a fence, a
+# definition (": "), a quote.
+_BLOCK_LINE = re.compile(r"[ \t]*(?:#|\||[-*+\u2022][ \t]|\d+[.)][ \t]|```|~~~|:[ \t]|>)")
+
+
+def physical_line(text: str, position: int) -> tuple[int, int]:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    return start, len(text) if end < 0 else end
+
+
+def paragraph_line(text: str, position: int) -> tuple[int, int]:
+    """The line around `position` with the lines its paragraph was wrapped onto: the parsers
+    keep a page's own line breaks inside a paragraph or list item, and a statement cut at
+    them ended mid-sentence ("… now raises a ValueError if the number of digits in string
+    form is"). A heading or table row stays one line; a blank line or a line that begins a
+    block ends the paragraph."""
+    start, end = physical_line(text, position)
+    if _BLOCK_LINE.match(text, start) and text[start:end].lstrip()[:1] in ("#", "|"):
+        return start, end
+    while start > 0 and not _BLOCK_LINE.match(text, start):
+        before = physical_line(text, start - 1)
+        if not text[before[0] : before[1]].strip() or _ends_paragraph(text, *before):
+            break
+        start = before[0]
+    while end < len(text):
+        after = physical_line(text, end + 1)
+        if not text[after[0] : after[1]].strip() or _BLOCK_LINE.match(text, after[0]):
+            break
+        end = after[1]
+    return start, end
+
+
+def _ends_paragraph(text: str, start: int, end: int) -> bool:
+    """A heading or a table row: nothing continues it on the next line."""
+    return text[start:end].lstrip()[:1] in ("#", "|") or text[start:end].lstrip().startswith("```")
 
 
 def description(flat: str) -> str:

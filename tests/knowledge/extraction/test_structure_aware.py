@@ -152,6 +152,25 @@ def test_a_camel_case_heading_names_code_and_words_name_a_concept(extractor):
     assert types["Flag Members"] == "concept"
 
 
+def test_a_statement_wrapped_over_lines_is_read_whole_but_not_past_its_block(extractor):
+    # The parsers keep a page's line breaks inside a paragraph or a list item.
+    text = (
+        "## Changes\n\n"
+        "- Converting between `int` and `str` in bases other than 2\n"
+        "now raises a `ValueError` if the number of digits in string form is\n"
+        "above a limit.\n"
+        "- `TypeError` is raised for the rest.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    found = {e.name: e for e in result.entities}
+    assert found["ValueError"].description == (
+        "Converting between int and str in bases other than 2 now raises a ValueError if the "
+        "number of digits in string form is above a limit."
+    )
+    assert found["TypeError"].description == "TypeError is raised for the rest."
+
+
 def test_a_link_is_found_as_a_whole_word_only(extractor):
     text = "A string is strict about `str`.\n\nConvert with str when it is an instance.\n"
     context = WindowContext(title="Built-in Types", links=("str", "int"))
