@@ -194,6 +194,7 @@ def figures(workspace: Any, source: Any, elapsed: float) -> dict[str, Any]:
         "chunks_headed_by_code_comments": code_comment_headings(content),
         "mentions_inside_words": mentions_inside_words(workspace),
         "names_split_by_type": names_split_by_type(workspace),
+        "descriptions_mid_sentence": descriptions_mid_sentence(workspace),
         "entities": entities.count(),
         "entities_per_1000_words": round(1000 * entities.count() / max(words, 1), 2),
         "relations": relations.count(),
@@ -289,6 +290,16 @@ def mentions_inside_words(workspace: Any) -> dict[str, int]:
         )
         located, inside = cursor.fetchone()
     return {"located": located, "inside_a_word": inside}
+
+
+def descriptions_mid_sentence(workspace: Any) -> dict[str, int]:
+    """Mention descriptions (the statement an extractor wrote about a name) that end on a
+    lowercase letter or a comma: most were cut mid-sentence at a line break."""
+    described = Mention.objects.filter(workspace=workspace).exclude(description="")
+    return {
+        "described": described.count(),
+        "ending_mid_sentence": described.filter(description__regex=r"[a-z,]\s*$").count(),
+    }
 
 
 def names_split_by_type(workspace: Any) -> dict[str, int]:
@@ -456,6 +467,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         "chunks_headed_by_code_comments": result["chunks_headed_by_code_comments"],
         "mentions_inside_words": result["mentions_inside_words"],
         "names_split_by_type": result["names_split_by_type"],
+        "descriptions_mid_sentence": result["descriptions_mid_sentence"],
         "boilerplate_chunks_extracted": result["boilerplate_chunks_extracted"],
         "quality": result["quality"],
         "graph_digest": graph_digest(workspace),
