@@ -203,8 +203,23 @@ def description(flat: str) -> str:
 
 
 def describe(text: str, start: int, end: int) -> str:
-    """One statement of the window as a description: words only (structure.plain)."""
+    """One statement of the window as a description: words only (structure.plain). A
+    statement in a table row is the row, its first cell naming the rest ("itertools:
+    Functions creating iterators for efficient looping."), not a cut through its cells
+    ("itertools | *Functions creating iterators…")."""
+    line_start, line_end = physical_line(text, start)
+    if end <= line_end and text[line_start:line_end].lstrip().startswith("|"):
+        return description(_row_statement(text[line_start:line_end]))
     return description(plain(text[start:end]))
+
+
+def _row_statement(line: str) -> str:
+    cells = [plain(cell) for cell in _CELL_BORDER.split(line.strip().strip("|"))]
+    cells = [cell for cell in cells if cell]
+    return f"{cells[0]}: {'; '.join(cells[1:])}" if len(cells) > 1 else "".join(cells)
+
+
+_CELL_BORDER = re.compile(r"(?<!\\)\|")
 
 
 # --- names -----------------------------------------------------------------------------------

@@ -171,6 +171,20 @@ def test_a_statement_wrapped_over_lines_is_read_whole_but_not_past_its_block(ext
     assert found["TypeError"].description == "TypeError is raised for the rest."
 
 
+def test_a_code_name_in_a_headerless_table_row_is_described_by_the_row(extractor):
+    # The module index: a table whose rows have no header to name their columns.
+    text = (
+        "| | `itertools` | *Functions creating iterators for efficient looping.* |\n"
+        "| | `json` | *Encode and decode the JSON format.* |\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    found = {e.name: e for e in result.entities}
+    assert found["itertools"].description == (
+        "itertools: Functions creating iterators for efficient looping."
+    )
+
+
 def test_a_link_is_found_as_a_whole_word_only(extractor):
     text = "A string is strict about `str`.\n\nConvert with str when it is an instance.\n"
     context = WindowContext(title="Built-in Types", links=("str", "int"))
