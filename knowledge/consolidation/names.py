@@ -598,9 +598,10 @@ class _Side:
     numbers: list[str | None]
     filler: frozenset[str]
     left: list[int]  # indices of words not matched yet
+    code: bool = False  # one identifier: "os.POSIX_SPAWN_DUP2", "ConfigParser.read_dict"
 
     @classmethod
-    def of(cls, tokens: list[_Token], *, identifier: bool = False) -> _Side:
+    def of(cls, tokens: list[_Token], *, identifier: bool = False, code: bool = False) -> _Side:
         # A letter at the end or written as an initial is part of the name: "Vitamin A",
         # "Hepatitis E", "J. Y. Smith". In an identifier joined by underscores every part
         # is: "supernet_of" is not "supernet", nor "BOM_UTF16_LE" "BOM_UTF16".
@@ -617,6 +618,7 @@ class _Side:
             numbers=[_number_value(t, i) for i, t in enumerate(kept)],
             filler=frozenset(t.key for t, skip in zip(tokens, filler, strict=True) if skip),
             left=list(range(len(kept))),
+            code=code,
         )
 
     def key(self, i: int) -> str:
@@ -729,7 +731,8 @@ def name_similarity(
          most 0.5; at most 0.3 when one name is one short word found in the other only
          inside a word ("Java" / "JavaScript");
        - words on one side only: at most 0.4 if one is a qualifier ("South Korea" /
-         "Korea", "iPhone 14 Pro", "Semi-supervised learning"); at most 0.7 if they
+         "Korea", "iPhone 14 Pro", "Semi-supervised learning"); at most 0.6 if that side is
+         one code identifier ("dict" / "configparser.ConfigParser.read_dict"); at most 0.7 if they
          follow the shared words ("Ford Foundation", "Harvard University"); 0.75..0.85 if
          they come before or between them ("Albert Einstein", "Microsoft Excel");
        - nothing: an initial or shortened word puts the score in 0.75..0.85 ("J. Smith" /
@@ -756,7 +759,8 @@ def name_similarity(
     token_sort = fuzz.token_sort_ratio(ka, kb) / 100
     score = 0.7 * max(ratio, token_sort) + 0.3 * token_set
     reasons = [f"token-set {token_set:.2f}", f"ratio {ratio:.2f}", f"token-sort {token_sort:.2f}"]
-    side_a, side_b = _Side.of(ta, identifier="_" in a), _Side.of(tb, identifier="_" in b)
+    side_a = _Side.of(ta, identifier="_" in a, code=_is_identifier(a))
+    side_b = _Side.of(tb, identifier="_" in b, code=_is_identifier(b))
     for low, high, reason in (
         _word_bounds(ka, kb, side_a, side_b),
         *_number_bounds(side_a, side_b),
@@ -767,6 +771,15 @@ def name_similarity(
 
 
 Bounds = tuple[float, float, str]  # the score is clamped into [low, high], for the reason
+
+_IDENTIFIER_JOIN = re.compile(r"\w[._]\w|[a-z][A-Z]")
+
+
+def _is_identifier(name: str) -> bool:
+    """One code identifier, dotted, snake_case or CamelCase, written without spaces: its
+    parts are not words a longer or shorter name may add or drop."""
+    text = name.strip()
+    return bool(text) and " " not in text and _IDENTIFIER_JOIN.search(text) is not None
 
 
 def _decided_by_keys(
@@ -801,6 +814,9 @@ def _word_bounds(ka: str, kb: str, side_a: _Side, side_b: _Side) -> Bounds:
         matched = [i for i in range(len(side.tokens)) if i not in side.left]
         if qualifiers:
             return 0.0, 0.4, f"qualifier in one name only ({' '.join(qualifiers)})"
+        if side.code:
+            # "dict" is not "configparser.ConfigParser.read_dict", nor "trace" "Py_TRACE_REFS".
+            return 0.0, 0.6, f"extra parts of an identifier ({' '.join(extra)})"
         if matched and min(side.left) > max(matched):
             return 0.0, 0.7, f"extra words after ({' '.join(extra)})"
         return 0.75, 0.85, f"extra words ({' '.join(extra)})"
