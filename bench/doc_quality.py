@@ -11,6 +11,7 @@
     .venv/bin/python bench/doc_quality.py homonyms [--workspace docs-…] [--sample 60]
         [--seed 20] [--out bench/data/python-docs-homonyms.jsonl]
     .venv/bin/python bench/doc_quality.py homonyms --score bench/data/python-docs-homonyms.jsonl
+    .venv/bin/python bench/doc_quality.py review [--workspace docs-…] [--sample 40] [--seed 5]
 
 `crawl` serves the manual's directory from a local HTTP server (Python's http.server, as a
 person would), crawls it recursively into a fresh workspace with the offline extractor (no
@@ -53,6 +54,10 @@ precision and recall of the rule consolidation joins such names by (written the 
 letter case included). bench/data/python-docs-homonyms.jsonl (seed 20, 60 pairs) is the
 sample the rule was chosen on; python-docs-homonyms-heldout.jsonl (seed 21, the first 40
 pairs not in it) was labelled before the rule was scored on it.
+
+`review` scores a crawl's open review pairs again with the current name rules: of the pairs
+of one type the spelling tier queued, how many it would no longer queue, with a seeded
+sample of those to read.
 
 The manual is Debian's python3.11-doc (`apt-get install python3.11-doc`): 530 HTML pages
 written by the Python project, nobody here. Uses its own database (`graphloom_docs`).

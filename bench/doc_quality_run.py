@@ -31,10 +31,12 @@ from ingest.chunking import chunk_text
 from ingest.dispatch import document_groups
 from ingest.embeddings import get_embedder, get_token_counter
 from ingest.models import PENDING, Chunk, CrawlPage, Document
-from knowledge.consolidation.names import same_spelling
+from knowledge.consolidation.keys import suffixes, thresholds
+from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON
+from knowledge.consolidation.names import name_similarity, same_spelling
 from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.extraction.offline import get_offline_extractor
-from knowledge.models import Entity, ExtractionRun, Mention, Relation
+from knowledge.models import Entity, ExtractionRun, Mention, MergeSuggestion, Relation
 from knowledge.selectors.quality import get_quality_report
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
@@ -391,6 +393,35 @@ def score_homonyms(path: Path) -> dict[str, Any]:
     }
 
 
+def review_queue(slug: str | None, sample: int, seed: int) -> dict[str, Any]:
+    """A crawl's open review pairs scored again by the current name rules: the pairs of one
+    type that the spelling tier queued (not the name embedding's, not "same name, different
+    types") and that it would no longer queue now, with a seeded sample of them to read."""
+    workspace = _crawl_workspace(slug)
+    pairs = MergeSuggestion.objects.filter(workspace=workspace, status="open").select_related(
+        "entity_a__type", "entity_b__type"
+    )
+    counted = {"open": 0, "spelling_same_type": 0, "no_longer_queued": 0}
+    dropped: list[dict[str, str]] = []
+    for pair in pairs.iterator():
+        counted["open"] += 1
+        first = (pair.reasons or [""])[0]
+        if first.startswith((EMBEDDING_REASON, TYPES_REASON)) or not first.startswith("token"):
+            continue
+        if pair.entity_a.type_id != pair.entity_b.type_id:
+            continue
+        counted["spelling_same_type"] += 1
+        kind = pair.entity_a.type.name
+        now = name_similarity(pair.entity_a.name, pair.entity_b.name, suffixes=suffixes(kind))
+        if now.score < thresholds(kind).review:
+            counted["no_longer_queued"] += 1
+            dropped.append(
+                {"a": pair.entity_a.name, "b": pair.entity_b.name, "why": now.reasons[-1]}
+            )
+    chosen = random.Random(seed).sample(dropped, min(sample, len(dropped)))
+    return {"workspace": workspace.slug, **counted, "sample": chosen}
+
+
 def _crawl_workspace(slug: str | None) -> Any:
     crawls = Workspace.objects.filter(slug__startswith="docs-")
     workspace = crawls.get(slug=slug) if slug else crawls.order_by("-created_at").first()
@@ -502,7 +533,15 @@ def main() -> None:
     typed.add_argument("--seed", type=int, default=20)
     typed.add_argument("--out", type=Path, help="write the sample here, one pair a line")
     typed.add_argument("--score", type=Path, help="score a labelled sample instead")
+    queue = commands.add_parser("review")
+    queue.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
+    queue.add_argument("--sample", type=int, default=40)
+    queue.add_argument("--seed", type=int, default=5)
     args = parser.parse_args()
+    if args.command == "review":
+        found = review_queue(args.workspace, args.sample, args.seed)
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+        return
     if args.command == "homonyms":
         print(json.dumps(_homonyms_command(args), indent=2, ensure_ascii=False))
         return
