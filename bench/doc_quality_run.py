@@ -33,7 +33,7 @@ from ingest.embeddings import get_embedder, get_token_counter
 from ingest.models import PENDING, Chunk, CrawlPage, Document
 from knowledge.consolidation.keys import suffixes, thresholds
 from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON
-from knowledge.consolidation.names import name_similarity, same_spelling
+from knowledge.consolidation.names import code_paths_differ, name_similarity, same_spelling
 from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import Entity, ExtractionRun, Mention, MergeSuggestion, Relation
@@ -395,31 +395,43 @@ def score_homonyms(path: Path) -> dict[str, Any]:
 
 def review_queue(slug: str | None, sample: int, seed: int) -> dict[str, Any]:
     """A crawl's open review pairs scored again by the current name rules: the pairs of one
-    type that the spelling tier queued (not the name embedding's, not "same name, different
-    types") and that it would no longer queue now, with a seeded sample of them to read."""
+    type the spelling tier queued that it would no longer queue, and the pairs the name
+    embedding queued that are two dotted code names a path tells apart (`code_paths_differ`),
+    each with a seeded sample to read."""
     workspace = _crawl_workspace(slug)
     pairs = MergeSuggestion.objects.filter(workspace=workspace, status="open").select_related(
         "entity_a__type", "entity_b__type"
     )
-    counted = {"open": 0, "spelling_same_type": 0, "no_longer_queued": 0}
-    dropped: list[dict[str, str]] = []
+    counted = dict.fromkeys(
+        ("open", "spelling_same_type", "spelling_no_longer_queued", "embedding",
+         "embedding_no_longer_queued"), 0,
+    )  # fmt: skip
+    dropped: dict[str, list[dict[str, str]]] = {"spelling": [], "embedding": []}
     for pair in pairs.iterator():
         counted["open"] += 1
-        first = (pair.reasons or [""])[0]
-        if first.startswith((EMBEDDING_REASON, TYPES_REASON)) or not first.startswith("token"):
+        a, b, first = pair.entity_a, pair.entity_b, (pair.reasons or [""])[0]
+        if first.startswith(EMBEDDING_REASON):
+            counted["embedding"] += 1
+            why = code_paths_differ(a.name, b.name)
+            if why is not None:
+                counted["embedding_no_longer_queued"] += 1
+                dropped["embedding"].append({"a": a.name, "b": b.name, "why": why})
             continue
-        if pair.entity_a.type_id != pair.entity_b.type_id:
+        if (
+            first.startswith(TYPES_REASON)
+            or not first.startswith("token")
+            or a.type_id != b.type_id
+        ):
             continue
         counted["spelling_same_type"] += 1
-        kind = pair.entity_a.type.name
-        now = name_similarity(pair.entity_a.name, pair.entity_b.name, suffixes=suffixes(kind))
+        kind = a.type.name
+        now = name_similarity(a.name, b.name, suffixes=suffixes(kind))
         if now.score < thresholds(kind).review:
-            counted["no_longer_queued"] += 1
-            dropped.append(
-                {"a": pair.entity_a.name, "b": pair.entity_b.name, "why": now.reasons[-1]}
-            )
-    chosen = random.Random(seed).sample(dropped, min(sample, len(dropped)))
-    return {"workspace": workspace.slug, **counted, "sample": chosen}
+            counted["spelling_no_longer_queued"] += 1
+            dropped["spelling"].append({"a": a.name, "b": b.name, "why": now.reasons[-1]})
+    pick = random.Random(seed)
+    samples = {k: pick.sample(v, min(sample, len(v))) for k, v in dropped.items()}
+    return {"workspace": workspace.slug, **counted, "samples": samples}
 
 
 def _crawl_workspace(slug: str | None) -> Any:

@@ -380,6 +380,23 @@ def test_a_close_name_embedding_queues_a_pair_for_review_but_never_merges(model,
     assert Entity.objects.get(name="Postgres").embedding_dim == 384
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("tarfile.TarFile", "tarfile.TarFile.getnames"), ("msvcrt.getwch", "msvcrt.getwche")],
+)
+def test_a_dotted_parent_or_sibling_is_never_queued_however_close_its_embedding(
+    model, ingest_text, settings, first, second
+):
+    settings.CONSOLIDATION_EMBEDDING_REVIEW = 0.5  # the embedding alone would queue them
+    model["alpha"] = reply((first, "technology"))
+    model["beta"] = reply((second, "technology"))
+    ingest_text(f"alpha: {first} here.", title="a")
+    ingest_text(f"beta: {second} here.", title="b")
+
+    assert active("technology") == sorted([first, second])
+    assert not MergeSuggestion.objects.exists()
+
+
 def test_with_an_llm_the_review_band_is_decided_in_batches_and_recorded(
     llm, ingest_text, alice, settings
 ):

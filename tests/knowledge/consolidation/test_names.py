@@ -23,6 +23,7 @@ from knowledge.consolidation.names import (
     acronym_of,
     blocking_keys,
     canonical_key,
+    code_paths_differ,
     looks_like_acronym,
     name_similarity,
     same_spelling,
@@ -423,3 +424,18 @@ def test_names_with_one_key_but_another_case_are_not_spelled_alike(a, b):
 def test_every_part_of_an_identifier_counts(a, b):
     assert name_similarity(a, b).score < DEFAULT_THRESHOLDS.review
     assert name_similarity("Bank of America", "Bank America").score >= DEFAULT_THRESHOLDS.auto_merge
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "why"),
+    [
+        ("pickle", "pickle.Pickler", "a dotted parent and its member"),
+        ("tarfile.TarFile", "tarfile.TarFile.getnames()", "a dotted parent and its member"),
+        ("itertools.dropwhile", "itertools.takewhile", "two members of one namespace"),
+        ("Decimal", "decimal.Decimal", None),  # qualified and unqualified: may be one
+        ("os.path", "os.path()", None),
+        ("Western Europe", "Eastern Europe", None),  # not code
+    ],
+)
+def test_dotted_code_names_that_are_two_things(a, b, why):
+    assert code_paths_differ(a, b) == why
