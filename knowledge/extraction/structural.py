@@ -481,7 +481,19 @@ class StructureReader:
 
 
 def _type_of(name: str) -> str:
-    return CODE_TYPE if code_name(name) == name and _looks_like_code(name) else FALLBACK_TYPE
+    if code_name(name) == name and _looks_like_code(name):
+        return CODE_TYPE
+    return DOCUMENT_TYPE if _DOCUMENT_TITLE.search(name) else FALLBACK_TYPE
+
+
+# A heading, link or page title that names a document, by the word a manual ends such a
+# title with, or its release notes' opening: "Functional Programming HOWTO", "The Python
+# Tutorial", "Logging Cookbook", "What's New In Python 3.5" (typed concept before).
+DOCUMENT_TYPE = "work"
+_DOCUMENT_TITLE = re.compile(
+    r"(?:\b(?:HOWTO|Tutorial|Guide|Manual|Handbook|Cookbook|FAQ|Reference|Documentation)$)"
+    r"|^What[\u2019']s New\b"
+)
 
 
 def _looks_like_code(name: str) -> bool:

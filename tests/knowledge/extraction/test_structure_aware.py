@@ -185,6 +185,17 @@ def test_a_code_name_in_a_headerless_table_row_is_described_by_the_row(extractor
     )
 
 
+def test_a_title_that_names_a_document_is_a_work(extractor):
+    text = "See the Functional Programming HOWTO and the notes on reference counts.\n"
+    title = "What\u2019s New In Python 3.5"  # the manual's apostrophe
+    context = WindowContext(title=title, links=("Functional Programming HOWTO",))
+    result = extractor.extract(text, entity_types=TYPES, context=context)
+
+    types = _types(result)
+    assert types[title] == "work"
+    assert types["Functional Programming HOWTO"] == "work"
+
+
 def test_a_link_is_found_as_a_whole_word_only(extractor):
     text = "A string is strict about `str`.\n\nConvert with str when it is an instance.\n"
     context = WindowContext(title="Built-in Types", links=("str", "int"))
