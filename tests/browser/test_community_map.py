@@ -115,6 +115,9 @@ def expect_entities(page: Page, expected: dict[int, str]) -> None:
     if details.get_attribute("open") is None:
         page.locator("#node-list summary").click()
     expect(page.locator("#node-total")).to_have_text(str(len(expected)))
+    # The list holds the nodes in view; the layout may settle with one outside it.
+    page.locator('button[data-zoom="fit"]').click()
+    expect(page.locator("#node-count")).to_have_text(str(len(expected)))
     for entity_id, name in expected.items():
         expect(page.locator(f'#node-list-items button[data-id="{entity_id}"]')).to_contain_text(
             name
