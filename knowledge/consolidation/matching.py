@@ -56,13 +56,11 @@ def untyped_twin(
     joins the fallback-typed entity spelled alike when that is the name's only entity and
     no name of a third type joined it before.
     The joined entity's type then follows the majority of its evidence, as always."""
-    alike = [
-        e for e in others if e.state == EntityState.ACTIVE and names.same_spelling(e.name, name)
-    ]
+    active = [e for e in others if e.state == EntityState.ACTIVE]
+    alike = [e for e in active if names.same_spelling(e.name, name)]
     if type_name == fallback:
         return max(alike, key=lambda e: (e.mention_count, -e.pk), default=None)
-    others = [e for e in others if e.state == EntityState.ACTIVE]
-    if len(others) != 1 or not alike or alike[0].type.name != fallback:
+    if len(active) != 1 or not alike or alike[0].type.name != fallback:
         return None
     # An untyped entity that names of another type joined already may be a homonym's:
     # Paris the city joined it, Paris the person is asked about instead.

@@ -217,8 +217,13 @@ def same_spelling(a: str, b: str) -> bool:
     return _spelling(a) == _spelling(b)
 
 
+def _bare(name: str) -> str:
+    """The name without the quotes around it and a call's "()"."""
+    return _CALL.sub("", name.strip().strip(_QUOTES).strip())
+
+
 def _spelling(name: str) -> str:
-    text = _CALL.sub("", unicodedata.normalize("NFKC", name).strip().strip(_QUOTES).strip())
+    text = _bare(unicodedata.normalize("NFKC", name))
     first, _, rest = text.partition(" ")
     if rest and first.casefold() in _ARTICLES:
         text = rest
@@ -246,7 +251,7 @@ def code_paths_differ(a: str, b: str) -> str | None:
 
 
 def _code_path(name: str) -> list[str] | None:
-    text = _CALL.sub("", name.strip().strip(_QUOTES).strip())
+    text = _bare(name)
     return text.split(".") if _DOTTED_IDENTIFIER.fullmatch(text) else None
 
 

@@ -211,7 +211,8 @@ class OfflineExtractor:
             result.count("sentences", len(sentences))
             out = Collector(active)
             bounds = Sentences(
-                (_sentence_bounds(prose, s) for s in sentences), code_blocks=structure.code_blocks
+                (_sentence_bounds(prose, s) for s in sentences),
+                in_code_block=structure.in_code_block,
             )
             reader = StructureReader(text, structure, context, bounds, out)
             reader.read()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from knowledge.extraction.entity_types import CODE_TYPE, FALLBACK_TYPE, active_type
@@ -127,11 +127,14 @@ class Sentences:
     and lines are never merged into one sentence by the parser's splitter here)."""
 
     def __init__(
-        self, bounds: Iterable[tuple[int, int]], *, code_blocks: Iterable[Span] = ()
+        self,
+        bounds: Iterable[tuple[int, int]],
+        *,
+        in_code_block: Callable[[int], bool] = lambda _: False,
     ) -> None:
         self.bounds = sorted(bounds)
         self.starts = [start for start, _ in self.bounds]
-        self.code_blocks = tuple(code_blocks)
+        self.in_code_block = in_code_block
 
     def at(self, position: int, text: str) -> tuple[int, int]:
         """The statement around `position`: its sentence, never past its line (a heading or
@@ -139,7 +142,7 @@ class Sentences:
         parser never saw: from there to the end of the sentence that follows on its line
         ("`foo()` returns…"), or else its whole line (a definition's term). Prose wrapped
         over several lines is one line here (`paragraph_line`)."""
-        if any(b.start <= position < b.end for b in self.code_blocks):
+        if self.in_code_block(position):
             line_start, line_end = physical_line(text, position)
         else:
             line_start, line_end = paragraph_line(text, position)
@@ -171,11 +174,11 @@ def paragraph_line(text: str, position: int) -> tuple[int, int]:
     form is"). A heading or table row stays one line; a blank line or a line that begins a
     block ends the paragraph."""
     start, end = physical_line(text, position)
-    if _BLOCK_LINE.match(text, start) and text[start:end].lstrip()[:1] in ("#", "|"):
+    if _line_opens(text, start, end, ("#", "|")):
         return start, end
     while start > 0 and not _BLOCK_LINE.match(text, start):
         before = physical_line(text, start - 1)
-        if not text[before[0] : before[1]].strip() or _ends_paragraph(text, *before):
+        if not text[before[0] : before[1]].strip() or _line_opens(text, *before, ("#", "|", "```")):
             break
         start = before[0]
     while end < len(text):
@@ -186,9 +189,10 @@ def paragraph_line(text: str, position: int) -> tuple[int, int]:
     return start, end
 
 
-def _ends_paragraph(text: str, start: int, end: int) -> bool:
-    """A heading or a table row: nothing continues it on the next line."""
-    return text[start:end].lstrip()[:1] in ("#", "|") or text[start:end].lstrip().startswith("```")
+def _line_opens(text: str, start: int, end: int, marks: tuple[str, ...]) -> bool:
+    """Whether the line begins with one of `marks` ("#" a heading, "|" a table row, "```" a
+    fence): a line that nothing continues."""
+    return text[start:end].lstrip().startswith(marks)
 
 
 def description(flat: str) -> str:
@@ -501,9 +505,12 @@ def _looks_like_code(name: str) -> bool:
     a lone lowercase word, or CamelCase ("IntFlag", "TaskGroup": on the Python manual such
     class names under their own heading were typed concept, and the same name in a code
     span technology)."""
-    if " " in name:
-        return "." in name or "_" in name
-    return "." in name or "_" in name or name.islower() or _CAMEL_HUMP.search(name) is not None
+    one_word = " " not in name
+    return (
+        "." in name
+        or "_" in name
+        or (one_word and (name.islower() or _CAMEL_HUMP.search(name) is not None))
+    )
 
 
 _CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
