@@ -338,7 +338,8 @@ def _key_tokens(name: str, suffixes: Iterable[str], *, strip_suffixes: bool) -> 
                         tokens = tokens[:-1]
                     stripped = True
                     break
-    tokens[-1] = _singular(tokens[-1])
+    if "_" not in name:  # "get_config_vars" is not "get_config_var": see `_Side.of`
+        tokens[-1] = _singular(tokens[-1])
     return tokens
 
 
@@ -369,7 +370,9 @@ def canonical_key(
       deliberately lose only the "s" ("databases" -> "database", not "databas"). Acronyms
       keep their S ("AWS", "NASA"; "macOS": a capital S in a mixed-case word is no plural)
       except the "APIs" pattern, capitals then a lowercase s; a few words are never plural
-      ("series", "news", "physics").
+      ("series", "news", "physics"). A name with an underscore keeps it: in an identifier
+      the "s" is part of the name ("get_config_vars" and "get_config_var" are two
+      functions, "data_files" and "data_file" two settings).
 
     Deterministic, never raises; an empty or punctuation-only name gives "". Callers that
     store the key truncate it to their column.
@@ -635,7 +638,8 @@ class _Side:
     def of(cls, tokens: list[_Token], *, identifier: bool = False, code: bool = False) -> _Side:
         # A letter at the end or written as an initial is part of the name: "Vitamin A",
         # "Hepatitis E", "J. Y. Smith". In an identifier joined by underscores every part
-        # is: "supernet_of" is not "supernet", nor "BOM_UTF16_LE" "BOM_UTF16".
+        # is: "supernet_of" is not "supernet", nor "BOM_UTF16_LE" "BOM_UTF16"; nor is a
+        # part's plural its singular ("get_config_vars" / "get_config_var").
         filler = [
             not identifier
             and t.key in _FILLER
@@ -645,7 +649,7 @@ class _Side:
         kept = [t for t, skip in zip(tokens, filler, strict=True) if not skip] or tokens
         return cls(
             tokens=kept,
-            stems=[_singular(t).key for t in kept],
+            stems=[t.key if identifier else _singular(t).key for t in kept],
             numbers=[_number_value(t, i) for i, t in enumerate(kept)],
             filler=frozenset(t.key for t, skip in zip(tokens, filler, strict=True) if skip),
             left=list(range(len(kept))),

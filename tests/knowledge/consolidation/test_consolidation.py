@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
+from importlib import import_module
 from io import StringIO
 
 import pytest
+from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.db import close_old_connections, connection, transaction
 
@@ -80,6 +82,32 @@ def test_variants_of_one_name_become_one_entity(model, ingest_text, first, secon
     ingest_text(f"beta: {second} appears here.", title="b")
     assert len(active(kind)) == 1
     assert Entity.objects.get(state="active", type__name=kind).mention_count == 2
+
+
+def test_identifiers_that_differ_by_a_plural_stay_two_entities(model, ingest_text):
+    model["alpha"] = reply(("sysconfig.get_config_var()", "technology"))
+    model["beta"] = reply(("sysconfig.get_config_vars()", "technology"))
+    ingest_text("alpha: sysconfig.get_config_var() returns one value.", title="a")
+    ingest_text("beta: sysconfig.get_config_vars() returns a dictionary.", title="b")
+    assert active("technology") == ["sysconfig.get_config_var()", "sysconfig.get_config_vars()"]
+    assert not MergeSuggestion.objects.exists()
+
+
+def test_the_migration_gives_an_identifier_keyed_by_its_singular_its_own_key(model, ingest_text):
+    """Migration 0023: an entity keyed by the old rule ("get config var" for
+    "get_config_vars") takes its own key, so the singular no longer lands on it."""
+    model["alpha"] = reply(("get_config_vars", "technology"), ("Data Files", "concept"))
+    ingest_text("alpha: get_config_vars and Data Files.", title="a")
+    Entity.objects.filter(name="get_config_vars").update(canonical_name="get config var")
+
+    migration = import_module("knowledge.migrations.0023_identifiers_keep_plurals")
+    migration.rekey_identifiers(django_apps, None)
+
+    keys = dict(Entity.objects.values_list("name", "canonical_name"))
+    assert keys == {"get_config_vars": "get config vars", "Data Files": "data file"}
+    model["beta"] = reply(("get_config_var", "technology"))
+    ingest_text("beta: get_config_var.", title="b")
+    assert active("technology") == ["get_config_var", "get_config_vars"]
 
 
 def test_an_acronym_joins_its_expansion_by_an_automatic_merge_that_undoes(

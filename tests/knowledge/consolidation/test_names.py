@@ -116,6 +116,10 @@ def pairs() -> list[dict]:
         ("macOS", "macos"),
         ("APIs", "api"),
         ("GPUs", "gpu"),
+        # an identifier's "s" is part of it
+        ("get_config_vars", "get config vars"),
+        ("data_files", "data files"),
+        ("sysconfig.get_config_vars()", "sysconfig.get config vars"),
         # nothing to keep
         ("", ""),
         ("   ", ""),
@@ -419,6 +423,10 @@ def test_names_with_one_key_but_another_case_are_not_spelled_alike(a, b):
         ("dict", "configparser.ConfigParser.read_dict"),
         ("trace", "Py_TRACE_REFS"),
         ("LookupError", "PyExc_LookupError"),
+        # nor is a part's plural its singular: two functions, two settings
+        ("get_config_var", "get_config_vars"),
+        ("sysconfig.get_config_var()", "sysconfig.get_config_vars()"),
+        ("data_file", "data_files"),
     ],
 )
 def test_every_part_of_an_identifier_counts(a, b):
