@@ -127,6 +127,23 @@ def test_tuple_output_becomes_entities_relations_and_evidence_at_exact_spans(
     assert account.completion_tokens == sum(c.completion_tokens for c in calls) > 0
 
 
+def test_a_description_says_what_an_entity_is_before_its_version_notes(llm, ingest_text):
+    """The first mention of a manual's API is often in a note ("Changed in version 3.10:
+    …"); the entity's description puts the statements first, the notes after."""
+    notes = (
+        "Changed in version 3.10: Removed the loop parameter.",
+        "Availability: Unix, not Emscripten.",
+    )
+    for n, note in enumerate(notes):
+        llm.script(f'("entity"<|>asyncio.Queue<|>technology<|>{note})\n<|COMPLETE|>', DONE)
+        ingest_text(f"Note {n}: asyncio.Queue lost a parameter.", title=f"note {n}")
+    llm.script('("entity"<|>asyncio.Queue<|>technology<|>A first in, first out queue.)', DONE)
+    ingest_text("asyncio.Queue is a queue.", title="definition")
+
+    queue = Entity.objects.get(name="asyncio.Queue")
+    assert queue.description == " ".join(("A first in, first out queue.", *notes))
+
+
 def test_json_output_is_accepted_as_a_fallback(llm, ingest_text, alice):
     llm.script(
         "Sure! Here is the JSON you asked for:\n```json\n"
