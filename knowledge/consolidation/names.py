@@ -235,10 +235,14 @@ _DOTTED_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 def code_paths_differ(a: str, b: str) -> str | None:
     """Why two dotted code names are two things whatever their embeddings say, or None: one
-    is the other's dotted parent ("pickle" / "pickle.Pickler"), or they are two members of
-    one namespace ("itertools.dropwhile" / "itertools.takewhile"). Their names embed close
-    because they share the path; on the Python manual 2,909 of the 5,088 pairs the name
-    embedding queued for review were such (bench/doc_quality.py review)."""
+    is the other's dotted parent ("pickle" / "pickle.Pickler"), they are two members of one
+    namespace ("itertools.dropwhile" / "itertools.takewhile"), or members of two namespaces
+    ("asyncio.Queue" / "queue.Queue", "asyncio.Lock" / "threading.Lock"). Their names embed
+    close because they share a path or a member's name; on the Python manual 2,909 of the
+    5,088 pairs the name embedding queued for review were of the first two kinds (bench/
+    doc_quality.py review). A qualified name and a shorter form of it may be one thing
+    ("Decimal" / "decimal.Decimal", "ConfigParser.read" / "configparser.ConfigParser.read"):
+    one path ends with the other, ignoring case."""
     path_a, path_b = _code_path(a), _code_path(b)
     if path_a is None or path_b is None or path_a == path_b or len(path_a) == len(path_b) == 1:
         return None
@@ -247,6 +251,9 @@ def code_paths_differ(a: str, b: str) -> str | None:
         return "a dotted parent and its member"
     if len(path_a) == len(path_b) and path_a[:-1] == path_b[:-1]:
         return "two members of one namespace"
+    folded = sorted(([p.casefold() for p in path_a], [p.casefold() for p in path_b]), key=len)
+    if len(folded[0]) > 1 and folded[1][-len(folded[0]) :] != folded[0]:
+        return "members of two namespaces"
     return None
 
 

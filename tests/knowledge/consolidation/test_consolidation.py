@@ -410,9 +410,13 @@ def test_a_close_name_embedding_queues_a_pair_for_review_but_never_merges(model,
 
 @pytest.mark.parametrize(
     ("first", "second"),
-    [("tarfile.TarFile", "tarfile.TarFile.getnames"), ("msvcrt.getwch", "msvcrt.getwche")],
+    [
+        ("tarfile.TarFile", "tarfile.TarFile.getnames"),
+        ("msvcrt.getwch", "msvcrt.getwche"),
+        ("asyncio.Queue", "queue.Queue"),
+    ],
 )
-def test_a_dotted_parent_or_sibling_is_never_queued_however_close_its_embedding(
+def test_code_names_a_path_tells_apart_are_never_queued_however_close_their_embeddings(
     model, ingest_text, settings, first, second
 ):
     settings.CONSOLIDATION_EMBEDDING_REVIEW = 0.5  # the embedding alone would queue them

@@ -440,7 +440,12 @@ def test_every_part_of_an_identifier_counts(a, b):
         ("pickle", "pickle.Pickler", "a dotted parent and its member"),
         ("tarfile.TarFile", "tarfile.TarFile.getnames()", "a dotted parent and its member"),
         ("itertools.dropwhile", "itertools.takewhile", "two members of one namespace"),
+        ("asyncio.Queue", "queue.Queue", "members of two namespaces"),
+        ("asyncio.Lock()", "threading.Lock", "members of two namespaces"),
+        ("asyncio.TimeoutError", "concurrent.futures.TimeoutError", "members of two namespaces"),
         ("Decimal", "decimal.Decimal", None),  # qualified and unqualified: may be one
+        ("ConfigParser.read", "configparser.ConfigParser.read()", None),  # more qualified
+        ("Queue.Queue", "queue.Queue", None),  # another case of one path
         ("os.path", "os.path()", None),
         ("Western Europe", "Eastern Europe", None),  # not code
     ],
