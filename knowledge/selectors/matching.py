@@ -243,12 +243,38 @@ def _best_of(
         i for i, c in enumerate(candidates) if acronyms & set(c.blocking_keys)
     }
     best: tuple[Entity, names.Similarity] | None = None
+    readings = 0  # candidates the name is an acronym or an expansion of
     for index in sorted(chosen):
         candidate = candidates[index]
         score = names.name_similarity(name, candidate.name, suffixes=suffixes(entity_type.name))
+        readings += score.reasons[:1] == (names.ACRONYM_REASON,)
         if best is None or score.score > best[1].score:
             best = (candidate, score)
-    return best
+    return _unless_ambiguous(name, best, readings)
+
+
+def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | None:
+    """An acronym match, asked about rather than merged when the acronym reads as another
+    name too: another candidate ("CR" / "CertificateRequest" and "CoverageResults"), or a
+    name the acronym's entity absorbed before ("BS" took "Buffer structure", then "Bounded
+    Semaphore", "Buffered Streams" and three more on the Python manual: one entity)."""
+    if best is None or best[1].reasons[:1] != (names.ACRONYM_REASON,):
+        return best
+    entity, similarity = best
+    if similarity.score <= names.UNSURE_ACRONYM_SCORE:
+        return best
+    expansion = names.acronym_expansion(name, entity.name)
+    acronym = entity.name if expansion == name else name
+    key = names.canonical_key(expansion or name)
+    absorbed = [
+        alias
+        for alias in [entity.name, *(entity.aliases or [])]
+        if names.acronym_expansion(acronym, alias) == alias and names.canonical_key(alias) != key
+    ]
+    if readings < 2 and not absorbed:
+        return best
+    why = f"{acronym} reads as {max(readings, 1) + len(absorbed)} names here"
+    return entity, names.Similarity(names.UNSURE_ACRONYM_SCORE, (names.ACRONYM_REASON, why))
 
 
 def _candidates(

@@ -133,6 +133,30 @@ def test_an_acronym_joins_its_expansion_by_an_automatic_merge_that_undoes(
     assert active("organization") == ["IBM", "International Business Machines"]
 
 
+def test_an_acronym_that_reads_as_a_second_name_is_asked_about_not_merged(model, ingest_text):
+    """ "BS" took "Buffer structure"; "Bounded Semaphore" is another reading of it."""
+    model["alpha"] = reply(("BS", "concept"))
+    model["beta"] = reply(("Buffer structure", "concept"))
+    model["gamma"] = reply(("Bounded Semaphore", "concept"))
+    ingest_text("alpha: BS here.", title="a")
+    ingest_text("beta: Buffer structure here.", title="b")
+    assert active("concept") == ["BS"]
+
+    ingest_text("gamma: Bounded Semaphore here.", title="c")
+    assert active("concept") == ["BS", "Bounded Semaphore"]
+    suggestion = MergeSuggestion.objects.get()
+    assert suggestion.reasons == ["acronym", "BS reads as 2 names here"]
+
+
+def test_an_acronym_with_two_expansions_at_hand_joins_neither(model, ingest_text):
+    model["alpha"] = reply(("Certificate Request", "concept"), ("Coverage Results", "concept"))
+    model["beta"] = reply(("CR", "concept"))
+    ingest_text("alpha: Certificate Request and Coverage Results.", title="a")
+    ingest_text("beta: CR here.", title="b")
+    assert active("concept") == ["CR", "Certificate Request", "Coverage Results"]
+    assert MergeSuggestion.objects.get().reasons == ["acronym", "CR reads as 2 names here"]
+
+
 def test_homonyms_of_different_types_stay_apart_and_are_asked_about_once(model, ingest_text, alice):
     model["alpha"] = reply(("Paris", "location"), ("Paris", "person"))
     source = ingest_text("alpha: Paris met Paris.")

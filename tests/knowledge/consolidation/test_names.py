@@ -293,6 +293,9 @@ def test_same_entity_is_merged_automatically(a, b, entity_type, reason):
         ("Albert Einstein", "Einstein", "person"),
         ("J. R. R. Tolkien", "Tolkien", "person"),
         ("Harvard University", "Harvard", "organization"),
+        # an acronym of one camel-case word: "JS" is JavaScript, "BC" is not BaseCookie
+        ("JS", "JavaScript", "technology"),
+        ("BC", "BaseCookie", "technology"),
     ],
 )
 def test_plausible_pairs_go_to_review(a, b, entity_type):
@@ -337,6 +340,22 @@ HARD_NEGATIVES = [
 def test_hard_negatives_stay_below_review(a, b, entity_type):
     similarity = _score(a, b, entity_type)
     assert similarity.score < thresholds_for(entity_type).review, similarity
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("PUT", "Py_UNICODE_TOUPPER"),
+        ("ACID", "asynchat.async_chat.collect_incoming_data"),
+        ("RSA", "rmtree.avoids_symlink_attacks"),
+        ("IPC", "IDLE_PRIORITY_CLASS"),
+    ],
+)
+def test_the_initials_of_a_code_name_are_no_acronym_of_it(a, b):
+    """Python manual: these were merged as acronyms (116 such merges, 3 right)."""
+    similarity = _score(a, b, "technology")
+    assert "acronym" not in similarity.reasons
+    assert similarity.score < thresholds_for("technology").review
 
 
 def test_reasons_say_why_in_words():
