@@ -40,7 +40,7 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "MAX_BLOCKING_KEYS",
     "TYPE_THRESHOLDS",
-    "UNSURE_ACRONYM_SCORE",
+    "UNSURE_SCORE",
     "Similarity",
     "Thresholds",
     "acronym_expansion",
@@ -521,6 +521,26 @@ def _loose(key: str) -> str:
     return text
 
 
+LOOSE_REASON = "same letters ignoring spacing and punctuation"
+
+
+def _spelled_as_code(name: str) -> bool:
+    """A name whose underscores, dots or call parentheses are part of it: "get_value" and
+    "getvalue", "set_trace" and "settrace", "http.server" and "HTTPServer", "COLOR_GREEN"
+    and "Color.GREEN" are two things each (on the Python manual 77 code names had joined an
+    entity spelled with other such marks, and about 10 of those were one thing: "is_alive" /
+    "isAlive", "latin1" / "latin_1"), so such a pair is a question. A web address
+    or a ".js" name is no code path here ("Node.js" / "NodeJS", "Amazon.com" / "Amazon")."""
+    text = name.strip()
+    if "_" in text or "(" in text:
+        return True
+    path = _code_path(text)
+    return path is not None and len(path) > 1 and path[-1].casefold() not in _WEB_ENDINGS
+
+
+_WEB_ENDINGS = frozenset({"js", "com", "org", "net", "io"})
+
+
 def _significant(tokens: list[_Token]) -> list[str]:
     """Distinctive words: 3+ characters, no filler or generic word; dotted words also give
     their parts ("node.js" -> "node.js", "node")."""
@@ -610,14 +630,14 @@ def _acronym_similarity(a: str, b: str, suffixes: Iterable[str]) -> Similarity |
     if long is None or "_" in long or (len(_code_path(long) or ()) > 1):
         return None
     if _is_identifier(long):
-        return Similarity(UNSURE_ACRONYM_SCORE, (ACRONYM_REASON, "of one camel-case word"))
+        return Similarity(UNSURE_SCORE, (ACRONYM_REASON, "of one camel-case word"))
     return Similarity(ACRONYM_SCORE, (ACRONYM_REASON,))
 
 
 ACRONYM_REASON = "acronym"
 ACRONYM_SCORE = 0.93
 # In every type's review band, under every automatic merge (see TYPE_THRESHOLDS).
-UNSURE_ACRONYM_SCORE = 0.8
+UNSURE_SCORE = 0.8
 
 
 def _is_typo(x: str, y: str) -> bool:
@@ -866,7 +886,9 @@ def _decided_by_keys(
     if ka == kb:
         return Similarity(1.0, ("same canonical name",))
     if _loose(ka) == _loose(kb):
-        return Similarity(0.95, ("same letters ignoring spacing and punctuation",))
+        if _spelled_as_code(a) or _spelled_as_code(b):
+            return Similarity(UNSURE_SCORE, (LOOSE_REASON, "in a code name"))
+        return Similarity(0.95, (LOOSE_REASON,))
     return _acronym_similarity(a, b, suffixes)
 
 

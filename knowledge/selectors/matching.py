@@ -261,7 +261,7 @@ def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | N
     if best is None or best[1].reasons[:1] != (names.ACRONYM_REASON,):
         return best
     entity, similarity = best
-    if similarity.score <= names.UNSURE_ACRONYM_SCORE:
+    if similarity.score <= names.UNSURE_SCORE:
         return best
     expansion = names.acronym_expansion(name, entity.name)
     acronym = entity.name if expansion == name else name
@@ -274,7 +274,7 @@ def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | N
     if readings < 2 and not absorbed:
         return best
     why = f"{acronym} reads as {max(readings, 1) + len(absorbed)} names here"
-    return entity, names.Similarity(names.UNSURE_ACRONYM_SCORE, (names.ACRONYM_REASON, why))
+    return entity, names.Similarity(names.UNSURE_SCORE, (names.ACRONYM_REASON, why))
 
 
 def _candidates(

@@ -276,6 +276,18 @@ def _score(a: str, b: str, entity_type: str) -> Similarity:
         ("IBM", "International Business Machines", "organization", "acronym"),
         ("AWS", "Amazon Web Services", "organization", "acronym"),
         ("Node.js", "NodeJS", "technology", "same letters ignoring spacing and punctuation"),
+        (
+            "Built-in Types",
+            "builtin types",
+            "concept",
+            "same letters ignoring spacing and punctuation",
+        ),
+        (
+            "A.M. Kuchling",
+            "A. M. Kuchling",
+            "person",
+            "same letters ignoring spacing and punctuation",
+        ),
         ("Microsft", "Microsoft", "organization", "typo"),
         ("Sir Isaac Newton", "Isaac Newton", "person", "same words"),
     ],
@@ -296,6 +308,12 @@ def test_same_entity_is_merged_automatically(a, b, entity_type, reason):
         # an acronym of one camel-case word: "JS" is JavaScript, "BC" is not BaseCookie
         ("JS", "JavaScript", "technology"),
         ("BC", "BaseCookie", "technology"),
+        # code names told apart only by underscores, dots or parentheses: mostly two things
+        ("get_value", "getvalue", "technology"),
+        ("set_trace", "settrace", "technology"),
+        ("http.server", "HTTPServer", "technology"),
+        ("COLOR_GREEN", "Color.GREEN", "technology"),
+        ("is_alive", "isAlive", "technology"),  # one of the few that are one thing
     ],
 )
 def test_plausible_pairs_go_to_review(a, b, entity_type):
