@@ -55,7 +55,7 @@ from knowledge.extraction.structural import (
     Found,
     Sentences,
     StructureReader,
-    description,
+    describe,
     relate_cooccurring,
 )
 from knowledge.extraction.structure import masked, read_structure
@@ -293,9 +293,10 @@ def _snake(value: str) -> str:
 
 
 def _sentence_text(text: str, start: int, end: int) -> str:
-    """The sentence as a description: whitespace collapsed, a table row's outer bars
-    dropped ("Pablo Galindo | release manager |"), then as structural descriptions are."""
-    return description(_WHITESPACE.sub(" ", text[start:end]).strip(" |"))
+    """The sentence as a description, as structural descriptions are: words without the
+    Markdown marks ("**Deprecated:** *Encoders…*" was kept as written), a table row as its
+    first cell naming the rest."""
+    return describe(text, start, end)
 
 
 def _sentence_bounds(text: str, sentence: Span) -> tuple[int, int]:

@@ -214,7 +214,16 @@ def describe(text: str, start: int, end: int) -> str:
     line_start, line_end = physical_line(text, start)
     if end <= line_end and text[line_start:line_end].lstrip().startswith("|"):
         return description(_row_statement(text[line_start:line_end]))
+    # A sentence may begin or end inside a mark's pair ("**Deprecated:** *Encoders…*" is
+    # split after "**"): the marks next to it are taken in, so both halves of a pair go.
+    while start > 0 and text[start - 1] in _MARKS:
+        start -= 1
+    while end < len(text) and text[end] in _MARKS:
+        end += 1
     return description(plain(text[start:end]))
+
+
+_MARKS = "*`"
 
 
 def _row_statement(line: str) -> str:

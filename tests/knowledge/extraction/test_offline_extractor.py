@@ -389,7 +389,7 @@ def test_list_items_and_table_rows_are_sentences_of_their_own(extractor):
     ]:
         assert frozenset((first, second)) not in pairs
     assert _sentence_of(result, "Mark Shannon") == "Mark Shannon led the work in Dublin"
-    assert _sentence_of(result, "London") == "Pablo Galindo | release manager in London"
+    assert _sentence_of(result, "London") == "Pablo Galindo: release manager in London"
 
 
 def test_code_on_a_line_of_its_own_is_described_by_its_line_and_marks_are_dropped(extractor):

@@ -185,6 +185,24 @@ def test_a_code_name_in_a_headerless_table_row_is_described_by_the_row(extractor
     )
 
 
+def test_a_description_is_words_without_the_marks_around_them(extractor):
+    # The sentence splitter starts the second sentence after "**": its marks come in too.
+    text = (
+        "The cgi module is going away. **Deprecated:** *Helpers for running Python scripts "
+        "via the Common Gateway Interface.*\n\n"
+        "Implementations of `process_message` use the `**kwargs` signature.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    found = {e.name: e for e in result.entities}
+    assert found["Common Gateway Interface"].description == (
+        "Deprecated: Helpers for running Python scripts via the Common Gateway Interface."
+    )
+    assert found["process_message"].description == (
+        "Implementations of process_message use the **kwargs signature."
+    )
+
+
 def test_a_title_that_names_a_document_is_a_work(extractor):
     text = "See the Functional Programming HOWTO and the notes on reference counts.\n"
     title = "What\u2019s New In Python 3.5"  # the manual's apostrophe
