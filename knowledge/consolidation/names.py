@@ -237,27 +237,37 @@ _DOTTED_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
 def code_paths_differ(a: str, b: str) -> str | None:
-    """Why two dotted code names are two things whatever their embeddings say, or None: one
-    is the other's dotted parent ("pickle" / "pickle.Pickler"), they are two members of one
-    namespace ("itertools.dropwhile" / "itertools.takewhile"), or members of two namespaces
-    ("asyncio.Queue" / "queue.Queue", "asyncio.Lock" / "threading.Lock"). Their names embed
-    close because they share a path or a member's name; on the Python manual 2,909 of the
-    5,088 pairs the name embedding queued for review were of the first two kinds (bench/
-    doc_quality.py review). A qualified name and a shorter form of it may be one thing
-    ("Decimal" / "decimal.Decimal", "ConfigParser.read" / "configparser.ConfigParser.read"):
-    one path ends with the other, ignoring case."""
+    """Why two code names are two things whatever their embeddings say, or None: one is the
+    other's dotted parent ("pickle" / "pickle.Pickler"), they are two members of one
+    namespace ("itertools.dropwhile" / "itertools.takewhile"), members of two namespaces
+    ("asyncio.Queue" / "queue.Queue"), or two other identifiers ("PyObject_GenericGetAttr" /
+    "PyObject_GenericSetAttr", "RawIOBase" / "io.RawIOBase.read"). Their names embed close
+    because they share a path, a prefix or a member's name; on the Python manual 2,909 of
+    the 5,088 pairs the name embedding queued for review were of the first two kinds (bench/
+    doc_quality.py review). Still a question: a qualified name and a shorter form of it
+    ("Decimal" / "decimal.Decimal", "ConfigParser.read" / "configparser.ConfigParser.read":
+    one path ends with the other, ignoring case), and identifiers with the same letters
+    once underscores and dots are ignored ("is_alive" / "isAlive")."""
     path_a, path_b = _code_path(a), _code_path(b)
-    if path_a is None or path_b is None or path_a == path_b or len(path_a) == len(path_b) == 1:
+    if path_a is None or path_b is None or path_a == path_b:
         return None
     short, long = sorted((path_a, path_b), key=len)
-    if long[: len(short)] == short:
+    if len(long) > 1 and long[: len(short)] == short:
         return "a dotted parent and its member"
-    if len(path_a) == len(path_b) and path_a[:-1] == path_b[:-1]:
+    if len(path_a) == len(path_b) > 1 and path_a[:-1] == path_b[:-1]:
         return "two members of one namespace"
     folded = sorted(([p.casefold() for p in path_a], [p.casefold() for p in path_b]), key=len)
-    if len(folded[0]) > 1 and folded[1][-len(folded[0]) :] != folded[0]:
+    if folded[1][-len(folded[0]) :] == folded[0]:
+        return None
+    if len(folded[0]) > 1:
         return "members of two namespaces"
+    if _is_identifier(_bare(a)) and _is_identifier(_bare(b)) and _loose_letters(a, b) is False:
+        return "two code names"
     return None
+
+
+def _loose_letters(a: str, b: str) -> bool:
+    return _loose(canonical_key(a)) == _loose(canonical_key(b))
 
 
 def _code_path(name: str) -> list[str] | None:

@@ -438,6 +438,7 @@ def test_a_close_name_embedding_queues_a_pair_for_review_but_never_merges(model,
         ("tarfile.TarFile", "tarfile.TarFile.getnames"),
         ("msvcrt.getwch", "msvcrt.getwche"),
         ("asyncio.Queue", "queue.Queue"),
+        ("PyObject_GenericGetAttr", "PyObject_GenericSetAttr"),
     ],
 )
 def test_code_names_a_path_tells_apart_are_never_queued_however_close_their_embeddings(

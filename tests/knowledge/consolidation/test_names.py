@@ -483,6 +483,11 @@ def test_every_part_of_an_identifier_counts(a, b):
         ("Decimal", "decimal.Decimal", None),  # qualified and unqualified: may be one
         ("ConfigParser.read", "configparser.ConfigParser.read()", None),  # more qualified
         ("Queue.Queue", "queue.Queue", None),  # another case of one path
+        ("PyObject_GenericGetAttr", "PyObject_GenericSetAttr", "two code names"),
+        ("RawIOBase", "io.RawIOBase.read", "two code names"),
+        ("SkipTest", "unittest.SkipTest", None),
+        ("is_alive", "isAlive", None),  # the same letters: the spelling tier asks
+        ("PostgreSQL", "Postgres", None),  # one word is no identifier
         ("os.path", "os.path()", None),
         ("Western Europe", "Eastern Europe", None),  # not code
     ],
