@@ -231,6 +231,9 @@ def _best_of(
 ) -> Match | None:
     if not keys or not candidates:
         return None
+    qualified = _qualified(name, candidates)
+    if qualified is not None:
+        return qualified
     key = entity_key(name, entity_type.name)
     acronyms = {k for k in keys if k.startswith("a:")}
     ranked = process.extract(
@@ -251,6 +254,23 @@ def _best_of(
         if best is None or score.score > best[1].score:
             best = (candidate, score)
     return _unless_ambiguous(name, best, readings)
+
+
+def _qualified(name: str, candidates: list[Entity]) -> Match | None:
+    """The one candidate that is the name qualified or its shorter form (see
+    `names.shorter_form`), unless the shorter form ends another qualified name too: another
+    candidate, or a name the candidate took before ("Handler_x" took "a.Handler_x", then
+    meets "b.Handler_x"). Then nothing: the other tiers decide."""
+    hits = [c for c in candidates if names.shorter_form(name, c.name) is not None]
+    if len(hits) != 1:
+        return None
+    entity = hits[0]
+    short = names.shorter_form(name, entity.name)
+    written = [name, *(c.name for c in candidates), *(entity.aliases or [])]
+    longer = {n for n in written if names.shorter_form(short or "", n) == short and n != short}
+    if len({n.removesuffix("()") for n in longer}) > 1:
+        return None
+    return entity, names.Similarity(names.QUALIFIED_SCORE, (names.QUALIFIED_REASON,))
 
 
 def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | None:

@@ -157,6 +157,44 @@ def test_an_acronym_with_two_expansions_at_hand_joins_neither(model, ingest_text
     assert MergeSuggestion.objects.get().reasons == ["acronym", "CR reads as 2 names here"]
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("unittest.SkipTest", "SkipTest"),
+        ("TarFile.list", "tarfile.TarFile.list"),
+        ("os.sched_getaffinity()", "sched_getaffinity"),
+    ],
+)
+def test_a_qualified_code_name_and_its_shorter_form_are_one_entity(
+    model, ingest_text, first, second
+):
+    model["alpha"] = reply((first, "technology"))
+    model["beta"] = reply((second, "technology"))
+    ingest_text(f"alpha: {first} here.", title="a")
+    ingest_text(f"beta: {second} here.", title="b")
+
+    assert active("technology") == [first]
+    event = CurationEvent.objects.get(action="auto_merge")
+    assert event.payload["reasons"] == ["a qualified name and its shorter form"]
+
+
+def test_a_shorter_form_that_ends_two_qualified_names_joins_neither(model, ingest_text):
+    model["alpha"] = reply(("SimpleQueue", "technology"))
+    model["beta"] = reply(("multiprocessing.SimpleQueue", "technology"))
+    model["gamma"] = reply(("queue.SimpleQueue", "technology"))
+    model["delta"] = reply(("open", "technology"), ("os.open", "technology"))
+    ingest_text("alpha: SimpleQueue here.", title="a")
+    ingest_text("beta: multiprocessing.SimpleQueue here.", title="b")
+    assert active("technology") == ["SimpleQueue"]
+
+    # Another qualified name ends the same way: the first merge stays, this one is not made.
+    ingest_text("gamma: queue.SimpleQueue here.", title="c")
+    assert active("technology") == ["SimpleQueue", "queue.SimpleQueue"]
+    # One plain word is no shorter form: the built-in open is not os.open.
+    ingest_text("delta: open and os.open here.", title="d")
+    assert {"open", "os.open"} <= set(active("technology"))
+
+
 def test_homonyms_of_different_types_stay_apart_and_are_asked_about_once(model, ingest_text, alice):
     model["alpha"] = reply(("Paris", "location"), ("Paris", "person"))
     source = ingest_text("alpha: Paris met Paris.")

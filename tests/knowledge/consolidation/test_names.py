@@ -24,6 +24,7 @@ from knowledge.consolidation.names import (
     blocking_keys,
     canonical_key,
     code_paths_differ,
+    shorter_form,
     looks_like_acronym,
     name_similarity,
     same_spelling,
@@ -494,3 +495,21 @@ def test_every_part_of_an_identifier_counts(a, b):
 )
 def test_dotted_code_names_that_are_two_things(a, b, why):
     assert code_paths_differ(a, b) == why
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "short"),
+    [
+        ("SkipTest", "unittest.SkipTest", "SkipTest"),
+        ("tarfile.TarFile.list", "TarFile.list", "TarFile.list"),
+        ("sched_getaffinity", "os.sched_getaffinity()", "sched_getaffinity"),
+        ("open", "os.open", None),  # one plain word: the built-in is not os.open
+        ("Logger", "logging.Logger", None),
+        ("Decimal.sqrt", "decimal.Context.sqrt", None),  # another parent
+        ("queue.Queue", "asyncio.Queue", None),
+        ("Queue.put", "queue.Queue.put", "Queue.put"),
+    ],
+)
+def test_shorter_form_of_a_qualified_code_name(a, b, short):
+    assert shorter_form(a, b) == short
+    assert shorter_form(b, a) == short
