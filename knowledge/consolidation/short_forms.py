@@ -14,7 +14,9 @@ mention comes no later than S's, and one of:
   an organisation's legal suffix aside): for a person the first name, the surname (the last
   word) or both; for other types the head, F's first words ("Kestrel", "Helios",
   "Blue Harbor"). Never a location's (a lake's town, a "New" city's old namesake are
-  places of their own), never a part whose dropped words hold a number or a qualifier
+  places of their own), a concept's or a technology's (a description's head is a thing of
+  its own: "Unicode" of "Unicode Character Database"), a code name's ("PyCapsule" of
+  "PyCapsule_GetName"), never a part whose dropped words hold a number or a qualifier
   ("Halo" of "Halo Scanner 3", "Galaxy" of "Galaxy S23 Ultra": a line, not the model), and
   never a single common word ("System", "General", "National", "Global"...), a word of
   fewer than three letters or an initial.
@@ -36,8 +38,11 @@ from knowledge.consolidation import names
 
 NameKey = tuple[str, int]  # (canonical key, entity type id), as resolution's Key
 
-# Types whose names are never shortened to a part of themselves (acronyms still apply).
-NO_PARTS = frozenset({"location"})
+# Types whose names are never shortened to a part of themselves (acronyms still apply): a
+# place's part is another place, and a concept's or a technology's name is a description
+# whose head is a thing of its own ("Unicode" / "Unicode Character Database", "Exception"
+# / "Exception Handling", "Subprocess" / "Subprocess and Threads" on the Python manual).
+NO_PARTS = frozenset({"location", "concept", "technology"})
 PERSON = "person"
 
 # Words that never stand for a name on their own, even capitalised at the head of one.
@@ -105,8 +110,8 @@ def _capitalised(token: names._Token) -> bool:
 
 def _part_of(short: DocName, full: DocName) -> str | None:
     """How `short` is a part of `full` ("head", "surname", "first name", ...), or None."""
-    if full.type_name in NO_PARTS:
-        return None
+    if full.type_name in NO_PARTS or names._is_identifier(full.name):
+        return None  # nor is a code name's prefix its short form ("PyCapsule_GetName")
     s_words, f_words = _words(short.name, short.type_name), _words(full.name, full.type_name)
     if not s_words or len(s_words) >= len(f_words):
         return None

@@ -109,6 +109,23 @@ def test_a_short_form_of_two_full_names_in_the_document_is_ambiguous():
     assert ambiguous == {"helios": ["Helios Capital", "Helios Robotics Inc."]}
 
 
+def test_a_concept_a_technology_or_a_code_name_has_no_part_for_a_short_form():
+    """Python manual: a description's head is a thing of its own, and so is a code name's
+    prefix; an acronym still stands for its words."""
+    text = "The Unicode Character Database lists code points. Unicode is a standard."
+    assert plan(text, ("Unicode Character Database", "technology"), ("Unicode", "technology")) == (
+        {},
+        {},
+    )
+    text = "Exception Handling comes first. An Exception is raised."
+    assert plan(text, ("Exception Handling", "concept"), ("Exception", "concept")) == ({}, {})
+    text = "PyCapsule_GetName returns the name. A PyCapsule holds a pointer."
+    assert plan(text, ("PyCapsule_GetName", "product"), ("PyCapsule", "product")) == ({}, {})
+    text = "The method resolution order (MRO) decides. The MRO is C3."
+    resolved, _ = plan(text, ("method resolution order", "concept"), ("MRO", "concept"))
+    assert resolved == {"mro": "method resolution order"}
+
+
 def test_common_words_tails_numbers_places_and_other_types_are_not_short_forms():
     text = "The Kestrel Navigation System shipped. The System has logged 40 trips."
     assert plan(text, ("Kestrel Navigation System", "product"), ("System", "product")) == ({}, {})
