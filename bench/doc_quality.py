@@ -12,6 +12,8 @@
         [--seed 20] [--out bench/data/python-docs-homonyms.jsonl]
     .venv/bin/python bench/doc_quality.py homonyms --score bench/data/python-docs-homonyms.jsonl
     .venv/bin/python bench/doc_quality.py review [--workspace docs-…] [--sample 40] [--seed 5]
+    .venv/bin/python bench/doc_quality.py consolidation [--workspace docs-…] [--sample 10]
+        [--seed 9]
 
 `crawl` serves the manual's directory from a local HTTP server (Python's http.server, as a
 person would), crawls it recursively into a fresh workspace with the offline extractor (no
@@ -57,7 +59,13 @@ pairs not in it) was labelled before the rule was scored on it.
 
 `review` scores a crawl's open review pairs again with the current name rules: of the pairs
 of one type the spelling tier queued, how many it would no longer queue, with a seeded
-sample of those to read.
+sample of those to read; of the pairs the name embedding queued, how many two code names
+the current rules tell apart (`code_paths_differ`).
+
+`consolidation` reports what consolidation made of a crawl: its automatic merges by their
+first reason, with a seeded sample of each to read (the survivor, then the merged names);
+the open review pairs by their first reason; the active entities whose description begins
+with a version or availability note, or still holds Markdown marks.
 
 The manual is Debian's python3.11-doc (`apt-get install python3.11-doc`): 530 HTML pages
 written by the Python project, nobody here. Uses its own database (`graphloom_docs`).
