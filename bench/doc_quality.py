@@ -13,7 +13,8 @@
     .venv/bin/python bench/doc_quality.py homonyms --score bench/data/python-docs-homonyms.jsonl
     .venv/bin/python bench/doc_quality.py review [--workspace docs-…] [--sample 40] [--seed 5]
     .venv/bin/python bench/doc_quality.py consolidation [--workspace docs-…] [--sample 10]
-        [--seed 9]
+        [--seed 9] [--out bench/data/python-docs-merges.jsonl]
+    .venv/bin/python bench/doc_quality.py consolidation --score bench/data/python-docs-merges.jsonl
 
 `crawl` serves the manual's directory from a local HTTP server (Python's http.server, as a
 person would), crawls it recursively into a fresh workspace with the offline extractor (no
@@ -65,7 +66,10 @@ the current rules tell apart (`code_paths_differ`).
 `consolidation` reports what consolidation made of a crawl: its automatic merges by their
 first reason, with a seeded sample of each to read (the survivor, then the merged names);
 the open review pairs by their first reason; the active entities whose description begins
-with a version or availability note, or still holds Markdown marks.
+with a version or availability note, or still holds Markdown marks. With `--out` it writes
+the samples, one merge a line with `same` left null for a person to label (did it join one
+thing?); with `--score` it reads a labelled sample and prints, per reason, the share that
+joined one thing and how many the current name rules alone would still make.
 
 The manual is Debian's python3.11-doc (`apt-get install python3.11-doc`): 530 HTML pages
 written by the Python project, nobody here. Uses its own database (`graphloom_docs`).

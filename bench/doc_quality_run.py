@@ -39,6 +39,7 @@ from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import (
     CurationEvent,
     Entity,
+    EntityType,
     ExtractionRun,
     Mention,
     MergeSuggestion,
@@ -447,12 +448,18 @@ def consolidation_report(slug: str | None, sample: int, seed: int) -> dict[str, 
     their first reason; and the active entities whose description begins with a version or
     availability note, or still holds Markdown marks ("**", a backtick)."""
     workspace = _crawl_workspace(slug)
-    merges: dict[str, list[tuple[str, str]]] = {}
+    type_names = dict(EntityType.objects.filter(workspace=workspace).values_list("pk", "name"))
+    merges: dict[str, list[dict[str, Any]]] = {}
     events = CurationEvent.objects.filter(workspace=workspace, action="auto_merge")
-    for payload in events.values_list("payload", flat=True).iterator():
+    for payload in events.order_by("pk").values_list("payload", flat=True).iterator():
         reason = (payload.get("reasons") or [""])[0]
-        merged = ", ".join(m["name"] for m in payload.get("merged", []))
-        merges.setdefault(_reason_kind(reason), []).append((payload["survivor"]["name"], merged))
+        merges.setdefault(_reason_kind(reason), []).append({
+            "reason": reason,
+            "type": type_names.get(payload["survivor"]["type_id"], ""),
+            "survivor": payload["survivor"]["name"],
+            "merged": ", ".join(m["name"] for m in payload.get("merged", [])),
+            "same": None,
+        })  # fmt: skip
     pick = random.Random(seed)
     queued: dict[str, int] = {}
     open_pairs = MergeSuggestion.objects.filter(workspace=workspace, status="open")
@@ -480,6 +487,31 @@ _NOTE_START = (
 )
 
 
+def score_merges(path: Path) -> dict[str, Any]:
+    """A labelled sample of automatic merges (`consolidation --out`, `same` filled in by a
+    person): per reason, the share that joined one thing, and how many of the merges the
+    current name rules alone would still make (`name_similarity` at the type's automatic
+    merge threshold; the rules that look at the workspace, an acronym's other readings or a
+    shorter form's other qualified names, are not replayed)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    found: dict[str, dict[str, Any]] = {}
+    for row in (r for r in rows if r.get("same") is not None):
+        kind = found.setdefault(
+            _reason_kind(row["reason"]), {"labelled": 0, "same": 0, "still_merged": 0,
+                                          "wrong_still_merged": []}
+        )  # fmt: skip
+        now = name_similarity(row["survivor"], row["merged"], suffixes=suffixes(row["type"]))
+        still = now.score >= thresholds(row["type"]).auto_merge
+        kind["labelled"] += 1
+        kind["same"] += int(row["same"])
+        kind["still_merged"] += int(still)
+        if still and not row["same"]:
+            kind["wrong_still_merged"].append(f"{row['survivor']} / {row['merged']}")
+    for kind in found.values():
+        kind["precision"] = round(kind["same"] / kind["labelled"], 3)
+    return {"sample": len(rows), "by_reason": found}
+
+
 def _reason_kind(reason: str) -> str:
     """A reason without its figures and names: "token-set 0.92", "embedding 0.87" and
     "short form 'X' of 'Y'" are of three kinds."""
@@ -492,6 +524,17 @@ def _crawl_workspace(slug: str | None) -> Any:
     if workspace is None:
         raise SystemExit("no crawl in this database: run `crawl` first")
     return workspace
+
+
+def _consolidation_command(args: argparse.Namespace) -> dict[str, Any]:
+    if args.score:
+        return score_merges(args.score)
+    found = consolidation_report(args.workspace, args.sample, args.seed)
+    if args.out:
+        rows = [row for sample in found["samples"].values() for row in sample]
+        args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+        found["samples"] = {k: len(v) for k, v in found["samples"].items()}
+    return found
 
 
 def _homonyms_command(args: argparse.Namespace) -> dict[str, Any]:
@@ -605,10 +648,11 @@ def main() -> None:
     merged.add_argument("--workspace", help="a crawl's workspace slug (default: the latest)")
     merged.add_argument("--sample", type=int, default=10)
     merged.add_argument("--seed", type=int, default=9)
+    merged.add_argument("--out", type=Path, help="write the samples here, one merge a line")
+    merged.add_argument("--score", type=Path, help="score a labelled sample instead")
     args = parser.parse_args()
     if args.command == "consolidation":
-        found = consolidation_report(args.workspace, args.sample, args.seed)
-        print(json.dumps(found, indent=2, ensure_ascii=False))
+        print(json.dumps(_consolidation_command(args), indent=2, ensure_ascii=False))
         return
     if args.command == "review":
         found = review_queue(args.workspace, args.sample, args.seed)

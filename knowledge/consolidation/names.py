@@ -953,6 +953,9 @@ def _word_bounds(ka: str, kb: str, side_a: _Side, side_b: _Side) -> Bounds:
     if "typo" in found.kinds:
         return 0.9, 0.9, "typo"
     if any(j2 < j1 for (_, j1), (_, j2) in zip(found.pairs, found.pairs[1:], strict=False)):
+        if side_a.code or side_b.code:
+            # "received_data" is not "data_received", nor "MAX_Py_ssize_t" "PY_SSIZE_T_MAX".
+            return 0.0, 0.5, "the parts of an identifier in another order"
         if side_a.filler != side_b.filler:
             return 0.0, 0.85, "same words in another order, joined differently"
         return 0.85, 1.0, "same words in another order"

@@ -24,10 +24,10 @@ from knowledge.consolidation.names import (
     blocking_keys,
     canonical_key,
     code_paths_differ,
-    shorter_form,
     looks_like_acronym,
     name_similarity,
     same_spelling,
+    shorter_form,
     suffixes_for_type,
     thresholds_for,
 )
@@ -465,6 +465,9 @@ def test_names_with_one_key_but_another_case_are_not_spelled_alike(a, b):
         ("get_config_var", "get_config_vars"),
         ("sysconfig.get_config_var()", "sysconfig.get_config_vars()"),
         ("data_file", "data_files"),
+        # nor its parts in another order
+        ("received_data", "data_received"),
+        ("MAX_Py_ssize_t", "PY_SSIZE_T_MAX"),
     ],
 )
 def test_every_part_of_an_identifier_counts(a, b):
