@@ -352,6 +352,9 @@ HARD_NEGATIVES = [
     ("vitamin A", "vitamin E", "concept"),
     ("Attention Is All You Need", "Attention Is Not All You Need", "work"),
     ("Toy Story 2", "Toy Story 3", "work"),
+    # a concept's extra words make another concept (Python manual)
+    ("Functions", "Special functions", "concept"),
+    ("Statements", "Assignment statements", "concept"),
 ]
 
 
