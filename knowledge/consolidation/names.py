@@ -89,12 +89,14 @@ _ACRONYM_SKIP = _words("of and the for de du la")
 # Skipped words an acronym may still spell: "Bank of America" -> "boa", "Banco de España" ->
 # "bde" (never "and" or "the": "Procter & Gamble" -> "pg").
 _JOINING = _words("of for de du la")
+# Honorifics: "Dr. Jane Goodall" is "Jane Goodall".
+_HONORIFICS = _words("mr mrs ms dr prof sir dame")
 # Words that carry no identity when two names are compared token by token.
 _FILLER = (
     _ARTICLES
     | _ACRONYM_SKIP
     | _words("in on at to von van den del della di da des y e et und")
-    | _words("mr mrs ms dr prof sir dame")  # honorifics: "Dr. Jane Goodall" is "Jane Goodall"
+    | _HONORIFICS
 )
 # Words that, present in one name and not the other, make a different entity: "South Korea"
 # / "Korea", "New York" / "York", "iPhone 14 Pro" / "iPhone 14", "John Smith Jr." / "John Smith".
@@ -962,6 +964,11 @@ def _word_bounds(ka: str, kb: str, side_a: _Side, side_b: _Side) -> Bounds:
         return 0.85, 1.0, "same words in another order"
     if found.kinds & {"acronym", "spacing"}:
         return 0.9, 1.0, "acronym of words" if "acronym" in found.kinds else "words run together"
+    joining = (side_a.filler ^ side_b.filler) - _ARTICLES - _HONORIFICS
+    if joining and min(len(side_a.tokens), len(side_b.tokens)) == 1:
+        # One word against a phrase built around it: "Statements" / "The del statement",
+        # "Operators" / "in-operator" ("del", "in" are filler words in "del Toro").
+        return 0.0, 0.85, f"one word and a phrase with it ({' '.join(sorted(joining))})"
     return 0.95, 1.0, "same words"
 
 

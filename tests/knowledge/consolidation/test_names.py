@@ -315,6 +315,9 @@ def test_same_entity_is_merged_automatically(a, b, entity_type, reason):
         ("http.server", "HTTPServer", "technology"),
         ("COLOR_GREEN", "Color.GREEN", "technology"),
         ("is_alive", "isAlive", "technology"),  # one of the few that are one thing
+        # one word against a phrase around it, a joining word apart ("del" as in "del Toro")
+        ("Statements", "The del statement", "concept"),
+        ("Operators", "in-operator", "concept"),
     ],
 )
 def test_plausible_pairs_go_to_review(a, b, entity_type):
