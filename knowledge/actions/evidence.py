@@ -259,8 +259,17 @@ def fragments_hash(fragments: Iterable[str]) -> str:
 
 
 def _top_fragments(fragments: Iterable[str], *, limit: int = 3) -> str:
-    """The first few distinct fragments, statements before notes (see `_NOTE`)."""
-    ranked = sorted(distinct_fragments(fragments), key=lambda text: _NOTE.match(text) is not None)
+    """The first few distinct fragments, statements before notes (see `_NOTE`), without a
+    fragment another one begins with: a statement cut short where a link ended ("… are
+    passed to io.TextIOWrapper") beside the whole of it read twice."""
+    distinct = distinct_fragments(fragments)
+    folded = [text.casefold() for text in distinct]
+    whole = [
+        text
+        for text, key in zip(distinct, folded, strict=True)
+        if not any(other != key and other.startswith(key) for other in folded)
+    ]
+    ranked = sorted(whole, key=lambda text: _NOTE.match(text) is not None)
     return " ".join(ranked[:limit])[:2000]
 
 

@@ -144,6 +144,15 @@ def test_a_description_says_what_an_entity_is_before_its_version_notes(llm, inge
     assert queue.description == " ".join(("A first in, first out queue.", *notes))
 
 
+def test_a_description_does_not_repeat_a_statement_cut_short(llm, ingest_text):
+    whole = "The encoding is passed to io.TextIOWrapper for compressed files."
+    for n, said in enumerate(("The encoding is passed to io.TextIOWrapper", whole)):
+        llm.script(f'("entity"<|>io.TextIOWrapper<|>technology<|>{said})\n<|COMPLETE|>', DONE)
+        ingest_text(f"Part {n}: io.TextIOWrapper wraps a stream.", title=f"part {n}")
+
+    assert Entity.objects.get(name="io.TextIOWrapper").description == whole
+
+
 def test_json_output_is_accepted_as_a_fallback(llm, ingest_text, alice):
     llm.script(
         "Sure! Here is the JSON you asked for:\n```json\n"
