@@ -255,15 +255,24 @@ def recheck(path: Path, slug: str | None) -> dict[str, Any]:
     """Whether a labelled sample still describes a newer crawl: each labelled entity looked
     up by name (case-insensitive) among the crawl's active entities, with its type. When
     every one is there with the same type, the sample's labels (and so its precision
-    figures) hold for the new graph's sample as they did; the rest are listed."""
+    figures) hold for the new graph's sample as they did; the rest are listed: with another
+    type, merged into another entity (an alias of it now, with the survivor's name and
+    type), or missing."""
     workspace = _crawl_workspace(slug)
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     active = Entity.objects.filter(workspace=workspace, state="active")
     types: dict[str, set[str]] = {}
     for name, type_name in active.values_list("name", "type__name").iterator():
         types.setdefault(name.casefold(), set()).add(type_name)
+    held: dict[str, tuple[str, str]] = {}  # a merged name -> (its survivor's name, type)
+    for name, type_name, aliases in active.exclude(aliases=[]).values_list(
+        "name", "type__name", "aliases"
+    ):
+        for alias in aliases:
+            held.setdefault(alias.casefold(), (name, type_name))
     same = 0
     retyped: list[dict[str, Any]] = []
+    merged: list[dict[str, Any]] = []
     missing: list[dict[str, Any]] = []
     for row in rows:
         found = types.get(row["name"].casefold(), set())
@@ -271,6 +280,8 @@ def recheck(path: Path, slug: str | None) -> dict[str, Any]:
             same += 1
         elif found:
             retyped.append({**row, "now": sorted(found)})
+        elif row["name"].casefold() in held:
+            merged.append({**row, "now": list(held[row["name"].casefold()])})
         else:
             missing.append(row)
     return {
@@ -278,6 +289,7 @@ def recheck(path: Path, slug: str | None) -> dict[str, Any]:
         "labelled": len(rows),
         "same_name_and_type": same,
         "other_type": retyped,
+        "merged_into": merged,
         "missing": missing,
     }
 
