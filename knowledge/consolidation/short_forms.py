@@ -7,6 +7,7 @@ on it.
 A shorter name S is a short form of a full name F when they have the same type, F's first
 mention comes no later than S's, and one of:
 
+- S is a code name F qualifies (`names.shorter_form`: "SkipTest" after "unittest.SkipTest");
 - S is written as an acronym (`names.looks_like_acronym`) and either F introduced it ("F
   (S)" in the text: S's letters in order in F, the first one F's first letter) or S spells
   the initials of F (with or without its corporate suffix, "of", "and"...);
@@ -190,6 +191,8 @@ def short_form_of(short: DocName, full: DocName, text: str) -> str | None:
     the order of their mentions aside (see `plan_short_forms`)."""
     if short.type_name != full.type_name or short.key == full.key:
         return None
+    if names.shorter_form(short.name, full.name) is not None:
+        return "qualified name"  # "SkipTest" after "unittest.SkipTest"
     if names.looks_like_acronym(short.name):
         return _acronym_of(short, full, text)
     return _part_of(short, full)

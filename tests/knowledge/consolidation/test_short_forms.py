@@ -58,6 +58,21 @@ def test_the_head_of_a_product_name_is_its_short_form():
     assert resolved == {"kestrel": "Kestrel Navigation System"}
 
 
+def test_a_code_name_shortened_after_its_qualified_form_is_a_short_form():
+    text = "Raise unittest.SkipTest to skip. SkipTest takes a reason."
+    resolved, _ = plan(text, ("unittest.SkipTest", "technology"), ("SkipTest", "technology"))
+    assert resolved == {"skiptest": "unittest.SkipTest"}
+    text = "multiprocessing.SimpleQueue and queue.SimpleQueue differ. A SimpleQueue is simple."
+    resolved, ambiguous = plan(
+        text,
+        ("multiprocessing.SimpleQueue", "technology"),
+        ("queue.SimpleQueue", "technology"),
+        ("SimpleQueue", "technology"),
+    )
+    assert resolved == {}
+    assert ambiguous == {"simplequeue": ["multiprocessing.SimpleQueue", "queue.SimpleQueue"]}
+
+
 def test_a_person_s_surname_or_first_name_is_a_short_form_but_not_before_the_full_name():
     text = "Jonas Lindqvist spoke first. Lindqvist said Jonas would stay."
     resolved, _ = plan(
