@@ -14,7 +14,8 @@
     .venv/bin/python bench/doc_quality.py review [--workspace docs-…] [--sample 40] [--seed 5]
     .venv/bin/python bench/doc_quality.py consolidation [--workspace docs-…] [--sample 10]
         [--seed 9] [--out bench/data/python-docs-merges-after.jsonl]
-    .venv/bin/python bench/doc_quality.py consolidation --score bench/data/python-docs-merges-after.jsonl
+    .venv/bin/python bench/doc_quality.py consolidation
+        --score bench/data/python-docs-merges-after.jsonl
 
 `crawl` serves the manual's directory from a local HTTP server (Python's http.server, as a
 person would), crawls it recursively into a fresh workspace with the offline extractor (no
