@@ -266,7 +266,7 @@ def code_paths_differ(a: str, b: str) -> str | None:
         return None
     if len(folded[0]) > 1:
         return "members of two namespaces"
-    if _is_identifier(_bare(a)) and _is_identifier(_bare(b)) and _loose_letters(a, b) is False:
+    if _is_identifier(_bare(a)) and _is_identifier(_bare(b)) and not _loose_letters(a, b):
         return "two code names"
     return None
 

@@ -261,13 +261,12 @@ def _qualified(name: str, candidates: list[Entity]) -> Match | None:
     `names.shorter_form`), unless the shorter form ends another qualified name too: another
     candidate, or a name the candidate took before ("Handler_x" took "a.Handler_x", then
     meets "b.Handler_x"). Then nothing: the other tiers decide."""
-    hits = [c for c in candidates if names.shorter_form(name, c.name) is not None]
+    hits = [(c, short) for c in candidates if (short := names.shorter_form(name, c.name))]
     if len(hits) != 1:
         return None
-    entity = hits[0]
-    short = names.shorter_form(name, entity.name)
+    entity, short = hits[0]
     written = [name, *(c.name for c in candidates), *(entity.aliases or [])]
-    longer = {n for n in written if names.shorter_form(short or "", n) == short and n != short}
+    longer = {n for n in written if names.shorter_form(short, n) == short}
     if len({n.removesuffix("()") for n in longer}) > 1:
         return None
     return entity, names.Similarity(names.QUALIFIED_SCORE, (names.QUALIFIED_REASON,))
@@ -293,7 +292,7 @@ def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | N
     ]
     if readings < 2 and not absorbed:
         return best
-    why = f"{acronym} reads as {max(readings, 1) + len(absorbed)} names here"
+    why = f"{acronym} reads as {readings + len(absorbed)} names here"
     return entity, names.Similarity(names.UNSURE_SCORE, (names.ACRONYM_REASON, why))
 
 
