@@ -31,6 +31,7 @@ from ingest.chunking import chunk_text
 from ingest.dispatch import document_groups
 from ingest.embeddings import get_embedder, get_token_counter
 from ingest.models import PENDING, Chunk, CrawlPage, Document
+from knowledge.actions.evidence import NOTE_FRAGMENT
 from knowledge.consolidation.keys import suffixes, thresholds
 from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON
 from knowledge.consolidation.names import code_paths_differ, name_similarity, same_spelling
@@ -485,18 +486,15 @@ def consolidation_report(slug: str | None, sample: int, seed: int) -> dict[str, 
         "open_review_pairs": dict(sorted(queued.items())),
         "descriptions": {
             "described": described.count(),
-            "led_by_a_note": described.filter(description__iregex=_NOTE_START).count(),
+            "led_by_a_note": sum(
+                1
+                for text in described.values_list("description", flat=True).iterator()
+                if NOTE_FRAGMENT.match(text)
+            ),
             "with_marks": described.filter(description__regex=r"\*\*|`").count(),
         },
         "samples": {k: pick.sample(v, min(sample, len(v))) for k, v in sorted(merges.items())},
     }
-
-
-# As knowledge/actions/evidence.py ranks a description's fragments.
-_NOTE_START = (
-    r"^((new|changed|added|deprecated|removed)\s+(in|since)\s+version|availability\s*:"
-    r"|deprecated)"
-)
 
 
 def score_merges(path: Path) -> dict[str, Any]:

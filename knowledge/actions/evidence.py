@@ -259,7 +259,7 @@ def fragments_hash(fragments: Iterable[str]) -> str:
 
 
 def _top_fragments(fragments: Iterable[str], *, limit: int = 3) -> str:
-    """The first few distinct fragments, statements before notes (see `_NOTE`), without a
+    """The first few distinct fragments, statements before notes (see `NOTE_FRAGMENT`), without a
     fragment another one begins with: a statement cut short where a link ended ("… are
     passed to io.TextIOWrapper") beside the whole of it read twice."""
     distinct = distinct_fragments(fragments)
@@ -269,7 +269,7 @@ def _top_fragments(fragments: Iterable[str], *, limit: int = 3) -> str:
         for text, key in zip(distinct, folded, strict=True)
         if not any(other != key and other.startswith(key) for other in folded)
     ]
-    ranked = sorted(whole, key=lambda text: _NOTE.match(text) is not None)
+    ranked = sorted(whole, key=lambda text: NOTE_FRAGMENT.match(text) is not None)
     return " ".join(ranked[:limit])[:2000]
 
 
@@ -277,7 +277,7 @@ def _top_fragments(fragments: Iterable[str], *, limit: int = 3) -> str:
 # availability notes ("Changed in version 3.8: …", "Deprecated since version 3.12",
 # "Availability: Unix."). On the Python manual 195 entities' descriptions began with one
 # because their first mention sat in such a note. They still count, after the statements.
-_NOTE = re.compile(
+NOTE_FRAGMENT = re.compile(
     r"(?:(?:new|changed|added|deprecated|removed)\s+(?:in|since)\s+version\b"
     r"|availability\s*:|deprecated\b)",
     re.IGNORECASE,
