@@ -22,7 +22,6 @@ from ingest.models import Source
 from knowledge.actions.curation import do_merge_entities
 from knowledge.actions.resolution import lock_names, suggest_other_types
 from knowledge.actions.review import do_review_suggestions_with_llm
-from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
 from knowledge.consolidation.matching import UNTYPED_REASON, untyped_twin
 from knowledge.extraction.entity_types import FALLBACK_TYPE
@@ -32,7 +31,7 @@ from knowledge.models import (
     MergeSuggestion,
 )
 from knowledge.selectors.curation import get_entities_to_consolidate
-from knowledge.selectors.matching import best_match, not_same
+from knowledge.selectors.matching import best_match, kept_apart, not_same
 from workspaces.models import Workspace
 
 
@@ -118,9 +117,7 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
         return
     other, similarity = match
     limits = thresholds(kind)
-    if similarity.score < limits.review or not_same(workspace, entity.pk, other.pk):
-        return
-    if names.code_paths_differ(entity.name, other.name):
+    if similarity.score < limits.review or kept_apart(workspace, entity, other):
         return
     if similarity.score >= limits.auto_merge:
         do_merge_entities(

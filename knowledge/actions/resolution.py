@@ -67,6 +67,7 @@ from knowledge.models import (
 from knowledge.selectors.matching import (
     KnownEntities,
     best_matches,
+    kept_apart,
     known_entities,
     nearest_by_embeddings,
     not_same,
@@ -278,7 +279,7 @@ def _apply_match(
     by_embedding = similarity.reasons[:1] and similarity.reasons[0].startswith(EMBEDDING_REASON)
     if not by_embedding and similarity.score < limits.review:
         return entity
-    if not_same(workspace, entity.pk, other.pk) or names.code_paths_differ(entity.name, other.name):
+    if kept_apart(workspace, entity, other):
         return entity
     # A close embedding alone is a reason to ask, never to merge.
     if similarity.score >= limits.auto_merge and not by_embedding:

@@ -338,6 +338,15 @@ def _candidates(
     return found
 
 
+def kept_apart(workspace: Workspace, one: Entity, other: Entity) -> bool:
+    """Two entities no name match joins: a person said they are not the same, or their code
+    paths tell them apart (`names.code_paths_differ`)."""
+    return (
+        not_same(workspace, one.pk, other.pk)
+        or names.code_paths_differ(one.name, other.name) is not None
+    )
+
+
 def not_same(workspace: Workspace, a: int, b: int) -> bool:
     low, high = sorted((a, b))
     return (
