@@ -76,6 +76,18 @@ def fit_now(page: Page) -> None:
     next_frames(page)
 
 
+def still_drawing(page: Page) -> dict:
+    """What the last frame drew, once two frames in a row drew the same."""
+    before = drawn(page)
+    for _ in range(100):
+        next_frames(page)
+        now = drawn(page)
+        if now == before:
+            return now
+        before = now
+    raise AssertionError("the view kept moving")
+
+
 def next_frames(page: Page) -> None:
     """Wait for two animation frames: whatever was asked to be drawn has been."""
     page.evaluate(
@@ -129,8 +141,9 @@ def test_edge_labels_and_arrows_appear_when_zoomed_in_and_point_at_the_target(pa
     expect(canvas).to_have_attribute("data-edge-labels", str(len(labels)))
     screenshot(page, "explorer-edges")
 
-    # Each arrowhead's tip sits at its edge's target end, not at its source.
-    expect(node_button(page, acme)).to_have_attribute("data-x", re.compile(r"^-?\d+$"))
+    # Each arrowhead's tip sits at its edge's target end, not at its source (read once the
+    # view stands still: the zoom buttons animate, and the nodes may leave the list's view).
+    shown = still_drawing(page)
     ends = {e: (point_of(page, a), point_of(page, b)) for e, a, b in edge_ends(page)}
     for arrow in shown["arrows"]:
         source, target = ends[arrow["id"]]
