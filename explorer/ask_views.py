@@ -24,10 +24,10 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from explorer.graph_views import MAX_SOURCE_CHOICES, document_link
-from explorer.snippets import passage_blocks, readable
 from explorer.workspace_pages import workspace_page
 from ingest.selectors import chunks_opening_in_code, get_sources
 from knowledge.actions.ask import MODES, llm_configured
+from knowledge.answering.readable import passage_blocks, readable
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS
 from knowledge.retrieval.search import hybrid_search
 from knowledge.retrieval.types import ChunkHit

@@ -1,10 +1,9 @@
-"""Evidence snippets cut around the span they are evidence for, for the templates to mark,
-and passages made readable (each piece is escaped by the template; nothing here builds
-HTML)."""
+"""Evidence snippets cut around the span they are evidence for, for the templates to mark
+(each piece is escaped by the template; nothing here builds HTML). Passages are made
+readable by knowledge/answering/readable.py, which the answer's stream shares."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 
@@ -18,45 +17,3 @@ def highlighted(row: dict[str, Any]) -> dict[str, str]:
     lo = max(0, min(len(snippet), start - row["snippet_start"]))
     hi = max(lo, min(len(snippet), end - row["snippet_start"]))
     return {"before": snippet[:lo], "match": snippet[lo:hi], "after": snippet[hi:]}
-
-
-# The Markdown marks the parsers put into a document's text (ingest/parsers): fences around
-# code blocks, heading marks, bold and emphasis, inline code, definition marks.
-_FENCE = re.compile(r"[ \t]*```")
-_HEADING_MARK = re.compile(r"[ \t]*#{1,6}[ \t]+")
-_DEFINITION_MARK = re.compile(r":[ \t]+")
-_STRONG = re.compile(r"\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*")
-_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
-_INLINE_CODE = re.compile(r"`([^`\n]+)`")
-_BLANK_LINES = re.compile(r"\n{3,}")
-
-
-def passage_blocks(text: str, *, in_code: bool = False) -> list[tuple[bool, str]]:
-    """A chunk's text as a passage reads, in blocks of (is code, text): prose without the
-    Markdown marks the parsers wrote into it (a passage is shown as text, where "## json" and
-    "**PEP 443**" are noise), and code blocks line for line without their fences (a
-    "# comment" is code there). `in_code`: the text starts inside a code block (the chunk
-    before holds its fence). The template escapes all of it."""
-    blocks: list[tuple[bool, list[str]]] = [(in_code, [])]
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            blocks.append((not blocks[-1][0], []))
-            continue
-        code, lines = blocks[-1]
-        lines.append(line if code else _prose(line))
-    joined = (
-        (code, _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip("\n")) for code, lines in blocks
-    )
-    return [(code, body) for code, body in joined if body.strip()]
-
-
-def readable(blocks: list[tuple[bool, str]]) -> str:
-    """A passage's blocks as one text (where there is no room to set code apart)."""
-    return "\n".join(body for _, body in blocks).strip()
-
-
-def _prose(line: str) -> str:
-    for mark in (_HEADING_MARK, _DEFINITION_MARK):
-        if found := mark.match(line):
-            line = line[found.end() :]
-    return _INLINE_CODE.sub(r"\1", _EMPHASIS.sub(r"\1", _STRONG.sub(r"\1", line)))

@@ -110,7 +110,8 @@ def chunks_opening_in_code(workspace: Workspace, chunk_ids: list[int]) -> set[in
     """Those of the chunks that start inside a ``` code block of their document (a long
     example cut across chunks): their own text cannot tell, as its fence is in the chunk
     before. The fence lines of the document's text before the chunk are counted, in the
-    database, as the passage's own are (explorer/snippets.py): a line starting with ```."""
+    database, as a passage's own are (knowledge/answering/readable.py): a line starting
+    with ```."""
     if not chunk_ids:
         return set()
     with connection.cursor() as cursor:

@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
+from ingest.selectors import chunks_opening_in_code
 from knowledge.actions.communities import SummaryRefresh, do_refresh_community_summaries
 from knowledge.answering.citations import AnswerStream
 from knowledge.answering.payload import answer_payload, passage_payload
@@ -40,7 +41,8 @@ from knowledge.answering.prompt import (
     answer_messages,
     map_messages,
 )
-from knowledge.answering.types import Answer, Passage, Usage
+from knowledge.answering.readable import passage_blocks
+from knowledge.answering.types import Answer, Passage, PassageBlock, Usage
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.models import CommunitySummary, LlmCall
@@ -307,7 +309,8 @@ def _checked(question: str, mode: str) -> str:
     return text
 
 
-def _passages(chunks: Sequence[Any]) -> list[Passage]:
+def _passages(workspace: Workspace, chunks: Sequence[Any]) -> list[Passage]:
+    in_code = chunks_opening_in_code(workspace, [c.id for c in chunks])
     return [
         Passage(
             n=n,
@@ -321,6 +324,10 @@ def _passages(chunks: Sequence[Any]) -> list[Passage]:
             char_end=c.char_end,
             text=c.text,
             score=round(float(c.score), 6),
+            blocks=tuple(
+                PassageBlock(code=code, text=body)
+                for code, body in passage_blocks(c.text, in_code=c.id in in_code)
+            ),
         )
         for n, c in enumerate(chunks, start=1)
     ]
@@ -358,7 +365,7 @@ def prepare_ask(
         question=text,
         mode=mode,
         llm_configured=llm_configured(),
-        passages=_passages(result.chunks),
+        passages=_passages(workspace, result.chunks),
         entities=[{"id": e.id, "name": e.name, "type": e.type} for e in result.entities],
         relations=[
             {"id": r.id, "source_id": r.source_id, "target_id": r.target_id, "type": r.type}

@@ -7,8 +7,18 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
+class PassageBlock:
+    """A piece of a passage as a person reads it (readable.py): code, or prose without the
+    parsers' Markdown marks."""
+
+    code: bool
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Passage:
-    """A retrieved chunk as the prompt numbers it (`n`, from 1)."""
+    """A retrieved chunk as the prompt numbers it (`n`, from 1); `text` as stored (what the
+    prompt quotes), `blocks` as the page shows it."""
 
     n: int
     chunk_id: int
@@ -21,6 +31,7 @@ class Passage:
     char_end: int
     text: str
     score: float
+    blocks: tuple[PassageBlock, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

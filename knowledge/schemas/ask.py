@@ -46,6 +46,14 @@ class AskCitationOut(Schema):
     char_end: int
 
 
+class AskPassageBlockOut(Schema):
+    """A piece of the passage as the Ask page shows it: code, or prose without the
+    parsers' Markdown marks."""
+
+    code: bool
+    text: str
+
+
 class AskPassageOut(Schema):
     n: int
     chunk_id: int
@@ -58,6 +66,7 @@ class AskPassageOut(Schema):
     char_end: int
     text: str
     score: float
+    blocks: list[AskPassageBlockOut]
 
 
 class AskEntityOut(Schema):

@@ -161,6 +161,44 @@ def test_a_cited_passage_the_page_does_not_list_is_added_from_the_answer(page, c
     assert_inert(page)
 
 
+def test_a_passage_added_from_the_answer_reads_as_the_listed_ones_do(page, crane, llm):
+    """The added passage is built from the answer's blocks: no Markdown marks, its code
+    in a code block, as the server-rendered passages show theirs."""
+    weather = weather_source(crane.workspace)
+    source, _ = do_create_text_source(
+        workspace=crane.workspace,
+        title="winch log",
+        text="## Winch log\n\nThe **harbour crane** winch was checked.\n\n"
+        "```\n# winch check\nlift --test crane\n```\nIt passed.",
+        options=validate_source_options(),
+    )
+    run_pending(source)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        numbers = [n for n, text in passages_in(body).items() if "lift --test" in text]
+        return Reply(content=f"The winch was checked [{numbers[0]}].")
+
+    llm.responder = respond
+    page.route(
+        "**/api/v1/workspaces/*/ask",
+        lambda route: route.continue_(
+            post_data=json.dumps(
+                {k: v for k, v in json.loads(route.request.post_data or "{}").items()
+                 if k != "sources"}
+            )
+        ),
+    )  # fmt: skip
+    page.goto(f"/ask/?q=Was the harbour crane winch checked?&sources={weather.pk}")
+    page.locator("#ask-answer a.cite").click()
+    added = page.locator(".passage.from-answer.is-target")
+    expect(added.locator(".passage-text p").first).to_have_text(
+        "Winch log\n\nThe harbour crane winch was checked."
+    )
+    expect(added.locator("pre.passage-code code")).to_have_text("# winch check\nlift --test crane")
+    assert "**" not in added.inner_text() and "```" not in added.inner_text()
+    screenshot(page, "ask-added-passage")
+
+
 def test_the_date_range_narrows_the_answer_s_passages_too(page, crane, llm):
     llm.responder = answering("Marta Olsen repaired it [{n}].")
     sent: list[dict[str, Any]] = []

@@ -1,7 +1,9 @@
 // The passages of the Ask page (server-rendered, with the query's words marked) as the
 // answer refers to them: the answer numbers its own passages, so a citation finds its
 // passage here by chunk; one the page does not list (a date range narrowed the list) is
-// added from the answer's passages event, its text set as text only.
+// added from the answer's passages event: its blocks (the server's reading of the text,
+// prose without Markdown marks and code set apart, as the listed passages are) set as text
+// only.
 
 export function initPassages({ section, documentUrl }) {
   const byN = new Map(); // the answer's n -> its passage object
@@ -26,13 +28,28 @@ export function initPassages({ section, documentUrl }) {
     evidence.href = link(passage.document_id, passage.char_start, passage.char_end);
     evidence.textContent = passage.document_title;
     heading.append(`[${passage.n}] `, evidence);
-    const text = document.createElement("p");
+    const text = document.createElement("div");
     text.className = "passage-text";
-    text.textContent = passage.text;
+    const blocks = passage.blocks?.length ? passage.blocks : [{ code: false, text: passage.text }];
+    for (const block of blocks) text.append(blockElement(block));
     article.append(heading, text);
     section.querySelector(".no-passages")?.remove();
     section.append(article);
     return article;
+  }
+
+  function blockElement(block) {
+    if (!block.code) {
+      const prose = document.createElement("p");
+      prose.textContent = block.text;
+      return prose;
+    }
+    const pre = document.createElement("pre");
+    pre.className = "passage-code";
+    const code = document.createElement("code");
+    code.textContent = block.text;
+    pre.append(code);
+    return pre;
   }
 
   function articleOf(n) {

@@ -245,6 +245,25 @@ def test_without_an_llm_the_passages_come_with_a_warning(alice, ingest_text):
     assert events[-1][1] == data
 
 
+def test_each_passage_comes_with_its_blocks_as_the_page_reads_them(alice, ingest_text):
+    """`text` is the chunk as stored (what a prompt quotes); `blocks` the same without the
+    parsers' Markdown marks, code set apart, for a page that shows it (the Ask page adds a
+    cited passage it does not list from them)."""
+    ingest_text(
+        "## Winch log\n\nCrane 7 was repaired by **Mirela Ostrova** in March.\n\n"
+        "```\n# winch check\nlift --test crane7\n```\nIt passed.",
+        title="Winch log",
+    )
+    data = ask(alice.client(), "acme").json()
+    passage = next(p for p in data["passages"] if "Mirela Ostrova" in p["text"])
+    assert "**Mirela Ostrova**" in passage["text"]
+    assert passage["blocks"] == [
+        {"code": False, "text": "Winch log\n\nCrane 7 was repaired by Mirela Ostrova in March."},
+        {"code": True, "text": "# winch check\nlift --test crane7"},
+        {"code": False, "text": "It passed."},
+    ]
+
+
 def test_an_llm_failure_is_a_502_and_a_stream_error(alice, llm, corpus):
     llm.script(Reply(status=400, content="bad request"), Reply(status=400, content="bad"))
     response = ask(alice.client(), "acme")

@@ -1,9 +1,9 @@
 """Passages read as text: the Markdown marks the parsers write are left out, the words and
-the code are not (explorer/snippets.py)."""
+the code are not (knowledge/answering/readable.py)."""
 
 from __future__ import annotations
 
-from explorer.snippets import passage_blocks, readable
+from knowledge.answering.readable import passage_blocks, readable
 
 MANUAL = """## functools — Higher-order functions
 
