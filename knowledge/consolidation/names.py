@@ -726,9 +726,15 @@ class _Side:
     filler: frozenset[str]
     left: list[int]  # indices of words not matched yet
     code: bool = False  # one identifier: "os.POSIX_SPAWN_DUP2", "ConfigParser.read_dict"
+    # Written as code somewhere ("struct _inittab", "reset()", "d[key]"): its words are
+    # spelled exactly, so none is a typo of another word or part of an acronym's run.
+    spelled: bool = False
 
     @classmethod
-    def of(cls, tokens: list[_Token], *, identifier: bool = False, code: bool = False) -> _Side:
+    def of(cls, name: str, tokens: list[_Token]) -> _Side:
+        """`name`'s side. In a name written with underscores or an index ("d[key]") every
+        word counts, "del" and "of" too (see below)."""
+        identifier = "_" in name or "[" in name
         # A letter at the end or written as an initial is part of the name: "Vitamin A",
         # "Hepatitis E", "J. Y. Smith". In an identifier joined by underscores every part
         # is: "supernet_of" is not "supernet", nor "BOM_UTF16_LE" "BOM_UTF16"; nor is a
@@ -746,7 +752,8 @@ class _Side:
             numbers=[_number_value(t, i) for i, t in enumerate(kept)],
             filler=frozenset(t.key for t, skip in zip(tokens, filler, strict=True) if skip),
             left=list(range(len(kept))),
-            code=code,
+            code=_is_identifier(name),
+            spelled=_spelled_as_code(name) or "[" in name,
         )
 
     def key(self, i: int) -> str:
@@ -792,7 +799,7 @@ def _align(a: _Side, b: _Side) -> _Alignment:
                 found.kinds.add(kind)
     for i in list(a.left):
         for j in b.left:
-            if _is_typo(a.key(i), b.key(j)):
+            if _is_typo(a.key(i), b.key(j)) and not _spelled_exactly(a, i, b, j):
                 found.take(a, i, b, j, "typo")
                 break
     anchored = bool(found.pairs)
@@ -818,6 +825,24 @@ def _align(a: _Side, b: _Side) -> _Alignment:
     return found
 
 
+# A word with a capital inside it after three small letters, or two capitals before two
+# small ones: "OpenGL", "StreamReader", "DOMString" (not "DiCaprio", "MacArthur").
+_CODE_WORD = re.compile(r"[a-z]{3}[A-Z]|[A-Z]{2}[a-z]{2}")
+
+
+def _spelled_exactly(a: _Side, i: int, b: _Side, j: int) -> bool:
+    """Whether word i of `a` or word j of `b` is written as code, where one letter makes
+    another name: "OpenGL" / "OpenCL", "StreamReader" / "StreamRecoder", "docstring" /
+    "DOMString", "resent-to" / "reset()" are no typos (on the Python manual such pairs
+    were merged as typos)."""
+    return (
+        a.spelled
+        or b.spelled
+        or _CODE_WORD.search(a.tokens[i].original) is not None
+        or _CODE_WORD.search(b.tokens[j].original) is not None
+    )
+
+
 def _run_match(word: _Token, side: _Side) -> tuple[str, list[int]] | None:
     """A run of 2+ unmatched words of `side` that `word` joins or abbreviates."""
     left = side.left
@@ -829,8 +854,10 @@ def _run_match(word: _Token, side: _Side) -> tuple[str, list[int]] | None:
             parts = [side.tokens[k].key for k in run]
             if "".join(parts) == word.key:
                 return "spacing", run
-            # A code name's parts are no words to abbreviate (see `_acronym_similarity`).
-            if word.acronym and not side.code and "".join(p[0] for p in parts) == word.key:
+            # A code name's parts are no words to abbreviate (see `_acronym_similarity`):
+            # "SI" is not "struct _inittab".
+            code = side.code or side.spelled
+            if word.acronym and not code and "".join(p[0] for p in parts) == word.key:
                 return "acronym", run
     return None
 
@@ -866,11 +893,16 @@ def name_similarity(
          one code identifier ("dict" / "configparser.ConfigParser.read_dict"); at most 0.7 if they
          follow the shared words ("Ford Foundation", "Harvard University"); 0.75..0.85 if
          they come before or between them ("Albert Einstein", "Microsoft Excel");
-       - nothing: an initial or shortened word puts the score in 0.75..0.85 ("J. Smith" /
-         "John Smith" is for a person to decide), a typo makes it 0.9, acronyms of word
-         runs or words run together at least 0.9, the same words in the same order at least
-         0.95; in another order at least 0.85, but at most 0.85 when the small words differ
-         too ("University of Washington" / "Washington University" are two universities).
+       - nothing: "and" in one name only caps it at 0.85 ("Exceptions and warnings" /
+         "exception Warning" names two things against one); an initial or shortened word
+         puts the score in 0.75..0.85 ("J. Smith" / "John Smith" is for a person to
+         decide), a typo makes it 0.9, acronyms of word runs or words run together at
+         least 0.9, the same words in the same order at least 0.95; in another order at
+         least 0.85, but at most 0.85 when the small words differ too ("University of
+         Washington" / "Washington University" are two universities). A word written as
+         code ("OpenGL", "DOMString", any word of "reset()" or "struct _inittab") is never
+         a typo of another, nor part of an acronym's run; in a name with an index
+         ("d[key]") filler words count ("del d[key]" is a statement).
     4. Numbers last: different numbers ("iPhone 14" / "iPhone 15", "World War I" / "World War
        II", "GPT-4" / "GPT-4o") cap the score at 0.3, a number in one name only ("Windows
        10" / "Windows") at 0.6.
@@ -890,8 +922,8 @@ def name_similarity(
     token_sort = fuzz.token_sort_ratio(ka, kb) / 100
     score = 0.7 * max(ratio, token_sort) + 0.3 * token_set
     reasons = [f"token-set {token_set:.2f}", f"ratio {ratio:.2f}", f"token-sort {token_sort:.2f}"]
-    side_a = _Side.of(ta, identifier="_" in a, code=_is_identifier(a))
-    side_b = _Side.of(tb, identifier="_" in b, code=_is_identifier(b))
+    side_a = _Side.of(a, ta)
+    side_b = _Side.of(b, tb)
     for low, high, reason in (
         _word_bounds(ka, kb, side_a, side_b),
         *_number_bounds(side_a, side_b),
@@ -951,6 +983,10 @@ def _word_bounds(ka: str, kb: str, side_a: _Side, side_b: _Side) -> Bounds:
         if matched and min(side.left) > max(matched):
             return 0.0, 0.7, f"extra words after ({' '.join(extra)})"
         return 0.75, 0.85, f"extra words ({' '.join(extra)})"
+    if ("and" in side_a.filler) != ("and" in side_b.filler):
+        # Two things named together against one: "Exceptions and warnings" / "exception
+        # Warning", "Python and C" / "Python's C" ("&" is read as "and").
+        return 0.0, 0.85, "'and' in one name only"
     if "initial" in found.kinds:
         return 0.75, 0.85, "initials or shortened words"
     if "typo" in found.kinds:

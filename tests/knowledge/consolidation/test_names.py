@@ -383,6 +383,43 @@ def test_the_initials_of_a_code_name_are_no_acronym_of_it(a, b):
     assert similarity.score < thresholds_for("technology").review
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # Python manual: merged as typos, or as an acronym of words written as code.
+        ("docstring", "DOMString"),
+        ("StreamReader Objects", "StreamRecoder Objects"),
+        ("resent-to", "reset()"),
+        ("SI", "struct _inittab"),
+        ("OpenGL", "OpenCL"),
+    ],
+)
+def test_a_word_written_as_code_is_no_typo_or_acronym_of_another(a, b):
+    similarity = _score(a, b, "concept")
+    assert not {"typo", "acronym of words"} & set(similarity.reasons), similarity
+    assert similarity.score < thresholds_for("concept").review
+    # A typo in a word written as a word still is one, camel case or not.
+    for x, y in [("Bluetooth", "Blutooth"), ("DiCaprio", "DiCapiro"), ("socialism", "socialsm")]:
+        assert "typo" in _score(x, y, "concept").reasons
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Exceptions and warnings", "exception Warning"),
+        ("Python and C", "Python\u2019s C"),
+        ("d[key]", "del d[key]"),  # in code "del" is a word
+    ],
+)
+def test_a_name_of_two_things_or_a_longer_statement_is_a_question_not_a_merge(a, b):
+    """Python manual: merged as "same words", "and" and "del" being filler words."""
+    similarity = _score(a, b, "concept")
+    assert similarity.score < thresholds_for("concept").auto_merge, similarity
+    both = _score("Structures and unions", "Structure and Union", "concept")
+    assert both.score >= thresholds_for("concept").auto_merge
+    assert _score("Procter & Gamble", "Procter and Gamble", "organization").score == 1.0
+
+
 def test_reasons_say_why_in_words():
     assert "number differs (14 vs 15)" in _score("iPhone 14", "iPhone 15", "product").reasons
     assert any(r.startswith("substring only") for r in _score("Java", "JavaScript", "x").reasons)
