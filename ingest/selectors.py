@@ -126,6 +126,20 @@ def chunks_opening_in_code(workspace: Workspace, chunk_ids: list[int]) -> set[in
         return {row[0] for row in cursor.fetchall()}
 
 
+def passage_has_both(workspace: Workspace, acronym: str, phrase: str) -> bool:
+    """Whether a passage of the workspace (not boilerplate) holds the phrase, by its words
+    (the chunks' full-text index), and the acronym as written, as a word of its own:
+    entity resolution asks it before reading two letters as a phrase."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
+            "AND NOT boilerplate AND search_vector @@ phraseto_tsquery('english', %s) "
+            "AND text ~ %s)",
+            [workspace.pk, phrase, f"(^|[^[:alnum:]]){re.escape(acronym)}([^[:alnum:]]|$)"],
+        )
+        return bool(cursor.fetchone()[0])
+
+
 def stored_vectors(*, workspace_id: int, model_id: str, hashes: set[str]) -> QuerySet[Chunk]:
     """The workspace's chunks holding a vector of `model_id` for one of these texts (by
     content hash): the embed stage copies such a vector rather than computing it again."""

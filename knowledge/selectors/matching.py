@@ -15,7 +15,7 @@ from django.db.models import Q
 from rapidfuzz import fuzz, process
 
 from ingest.embeddings import vector_literal
-from ingest.selectors import walk_ef_search
+from ingest.selectors import passage_has_both, walk_ef_search
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
 from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match, untyped_twin
@@ -221,7 +221,9 @@ def best_matches(
     found = _candidates(workspace, [(t, k) for (_, t), k in zip(wanted, keys, strict=True)],
                         exclude=exclude)  # fmt: skip
     return [
-        _best_of(name, entity_type, name_keys, found.get(position, []))
+        _unless_unattested(
+            workspace, name, _best_of(name, entity_type, name_keys, found.get(position, []))
+        )
         for position, ((name, entity_type), name_keys) in enumerate(zip(wanted, keys, strict=True))
     ]
 
@@ -293,6 +295,30 @@ def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | N
     if readings < 2 and not absorbed:
         return best
     why = f"{acronym} reads as {readings + len(absorbed)} names here"
+    return entity, names.Similarity(names.UNSURE_SCORE, (names.ACRONYM_REASON, why))
+
+
+# An acronym of this many letters or fewer spells too many phrases to be read as one by its
+# letters alone.
+SHORT_ACRONYM = 2
+
+
+def _unless_unattested(workspace: Workspace, name: str, best: Match | None) -> Match | None:
+    """A two-letter acronym merged with a phrase only when some passage of the workspace
+    has both: on the Python manual "HT" (curses.ascii's "Horizontal tab") had joined "heap
+    types", "FF" "File Formats", "SO" "SequenceMatcher Objects" — 12 of the 13 such
+    merges were wrong, and the right one ("LF" / "Line Feed") is in one table row. Else it
+    is a question for review. Longer acronyms ("IBM") still merge by their letters."""
+    if best is None or best[1].reasons != (names.ACRONYM_REASON,):
+        return best
+    entity = best[0]
+    expansion = names.acronym_expansion(name, entity.name)
+    acronym = entity.name if expansion == name else name
+    if expansion is None or sum(c.isalnum() for c in acronym) > SHORT_ACRONYM:
+        return best
+    if passage_has_both(workspace, acronym, expansion):
+        return best
+    why = f"{acronym} and {expansion} never appear together"
     return entity, names.Similarity(names.UNSURE_SCORE, (names.ACRONYM_REASON, why))
 
 

@@ -139,13 +139,31 @@ def test_an_acronym_that_reads_as_a_second_name_is_asked_about_not_merged(model,
     model["beta"] = reply(("Buffer structure", "concept"))
     model["gamma"] = reply(("Bounded Semaphore", "concept"))
     ingest_text("alpha: BS here.", title="a")
-    ingest_text("beta: Buffer structure here.", title="b")
+    ingest_text("beta: BS, a Buffer structure here.", title="b")  # both in a passage
     assert active("concept") == ["BS"]
 
     ingest_text("gamma: Bounded Semaphore here.", title="c")
     assert active("concept") == ["BS", "Bounded Semaphore"]
     suggestion = MergeSuggestion.objects.get()
     assert suggestion.reasons == ["acronym", "BS reads as 2 names here"]
+
+
+def test_two_letters_join_a_phrase_only_where_a_passage_has_both(model, ingest_text):
+    """Two letters spell too many phrases: "HT" (curses.ascii's "Horizontal tab") had
+    joined "heap types" on the Python manual. Without a passage holding both, the pair is
+    a question; with one, as "LF" / "Line Feed" in a table row, a merge."""
+    model["alpha"] = reply(("HT", "concept"), ("LF", "concept"))
+    model["beta"] = reply(("heap types", "concept"))
+    model["gamma"] = reply(("Line Feed", "concept"))
+    ingest_text("alpha: HT is the tab. LF ends the line.", title="a")
+    ingest_text("beta: heap types are classes made at run time.", title="b")
+    ingest_text("gamma: LF, the Line Feed, ends a line.", title="c")
+
+    assert active("concept") == ["HT", "LF", "heap types"]
+    suggestion = MergeSuggestion.objects.get()
+    assert suggestion.reasons == ["acronym", "HT and heap types never appear together"]
+    merge = CurationEvent.objects.get(action="auto_merge")
+    assert merge.payload["reasons"] == ["acronym"]
 
 
 def test_an_acronym_with_two_expansions_at_hand_joins_neither(model, ingest_text):
