@@ -127,17 +127,36 @@ def chunks_opening_in_code(workspace: Workspace, chunk_ids: list[int]) -> set[in
 
 
 def passage_has_both(workspace: Workspace, acronym: str, phrase: str) -> bool:
-    """Whether a passage of the workspace (not boilerplate) holds the phrase, by its words
-    (the chunks' full-text index), and the acronym as written, as a word of its own:
-    entity resolution asks it before reading two letters as a phrase."""
+    """Whether a passage of the workspace (not boilerplate) holds the phrase and the
+    acronym as written, each as words of their own ("SO" in "SO_REUSEADDR" is none): entity
+    resolution asks it before reading two letters as a phrase. The chunks' full-text index
+    finds the passages with the phrase's words; the text itself then must hold the phrase
+    in order, its small words too ("OR Patterns" is not any passage with "patterns")."""
+    words = _WORDS.findall(phrase)
+    if not words:
+        return False
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT EXISTS (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
-            "AND NOT boilerplate AND search_vector @@ phraseto_tsquery('english', %s) "
-            "AND text ~ %s)",
-            [workspace.pk, phrase, f"(^|[^[:alnum:]]){re.escape(acronym)}([^[:alnum:]]|$)"],
+            "AND NOT boilerplate AND search_vector @@ plainto_tsquery('english', %s) "
+            "AND text ~* %s AND text ~ %s)",
+            [
+                workspace.pk,
+                phrase,
+                _as_words("[^[:alnum:]]+".join(re.escape(word) for word in words)),
+                _as_words(re.escape(acronym)),
+            ],
         )
         return bool(cursor.fetchone()[0])
+
+
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _as_words(pattern: str) -> str:
+    """A PostgreSQL pattern matching `pattern` with no letter, digit or underscore on
+    either side."""
+    return f"(^|[^[:alnum:]_])({pattern})([^[:alnum:]_]|$)"
 
 
 def stored_vectors(*, workspace_id: int, model_id: str, hashes: set[str]) -> QuerySet[Chunk]:

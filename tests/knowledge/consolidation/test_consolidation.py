@@ -152,16 +152,20 @@ def test_two_letters_join_a_phrase_only_where_a_passage_has_both(model, ingest_t
     """Two letters spell too many phrases: "HT" (curses.ascii's "Horizontal tab") had
     joined "heap types" on the Python manual. Without a passage holding both, the pair is
     a question; with one, as "LF" / "Line Feed" in a table row, a merge."""
-    model["alpha"] = reply(("HT", "concept"), ("LF", "concept"))
+    model["alpha"] = reply(("HT", "concept"), ("LF", "concept"), ("OP", "concept"))
     model["beta"] = reply(("heap types", "concept"))
-    model["gamma"] = reply(("Line Feed", "concept"))
-    ingest_text("alpha: HT is the tab. LF ends the line.", title="a")
-    ingest_text("beta: heap types are classes made at run time.", title="b")
-    ingest_text("gamma: LF, the Line Feed, ends a line.", title="c")
+    model["gamma"] = reply(("Line Feed", "concept"), ("OR Patterns", "concept"))
+    ingest_text("alpha: HT is the tab. LF ends the line. OP is a token.", title="a")
+    # Neither "HT_SIZE" nor "patterns" alone makes a pair of one passage.
+    ingest_text("beta: heap types and HT_SIZE. OP matches patterns.", title="b")
+    ingest_text("gamma: LF, the Line Feed, ends a line. OR Patterns match.", title="c")
 
-    assert active("concept") == ["HT", "LF", "heap types"]
-    suggestion = MergeSuggestion.objects.get()
-    assert suggestion.reasons == ["acronym", "HT and heap types never appear together"]
+    assert active("concept") == ["HT", "LF", "OP", "OR Patterns", "heap types"]
+    questions = {tuple(s.reasons) for s in MergeSuggestion.objects.all()}
+    assert questions == {
+        ("acronym", "HT and heap types never appear together"),
+        ("acronym", "OP and OR Patterns never appear together"),
+    }
     merge = CurationEvent.objects.get(action="auto_merge")
     assert merge.payload["reasons"] == ["acronym"]
 
