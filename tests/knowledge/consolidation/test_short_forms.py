@@ -112,6 +112,25 @@ def test_a_company_s_name_without_its_legal_suffix_is_a_short_form():
     assert resolved == {"helios": "Helios Robotics Inc."}
 
 
+def test_a_code_name_qualified_more_and_less_is_one_full_name_for_its_short_form():
+    """graphlib's page names "TopologicalSorter.get_ready" before the qualified
+    "graphlib.TopologicalSorter.get_ready": "get_ready" is a short form of the longest, not
+    a question between the two."""
+    text = (
+        "Call TopologicalSorter.get_ready first. graphlib.TopologicalSorter.get_ready() "
+        "returns nodes. get_ready may return nothing."
+    )
+    resolved, ambiguous = plan(
+        text,
+        ("graphlib.TopologicalSorter.get_ready", "technology"),
+        ("TopologicalSorter.get_ready", "technology"),
+        ("get_ready", "technology"),
+    )
+    # The shorter qualified name came first: it stays what resolution makes of it.
+    assert resolved == {"get_ready": "graphlib.TopologicalSorter.get_ready"}
+    assert ambiguous == {}
+
+
 def test_a_short_form_of_two_full_names_in_the_document_is_ambiguous():
     text = "Helios Robotics Inc. raised money from Helios Capital. Helios said so."
     resolved, ambiguous = plan(
