@@ -101,7 +101,10 @@ def evaluate(pairs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         entity_type = str(pair["type"])
         thresholds = thresholds_for(entity_type)
         similarity = name_similarity(
-            str(pair["a"]), str(pair["b"]), suffixes=suffixes_for_type(entity_type)
+            str(pair["a"]),
+            str(pair["b"]),
+            suffixes=suffixes_for_type(entity_type),
+            entity_type=entity_type,
         )
         if similarity.score >= thresholds.auto_merge:
             decision = "merge"

@@ -446,7 +446,7 @@ def review_queue(slug: str | None, sample: int, seed: int) -> dict[str, Any]:
             continue
         counted["spelling_same_type"] += 1
         kind = a.type.name
-        now = name_similarity(a.name, b.name, suffixes=suffixes(kind))
+        now = name_similarity(a.name, b.name, suffixes=suffixes(kind), entity_type=kind)
         if now.score < thresholds(kind).review:
             counted["spelling_no_longer_queued"] += 1
             dropped["spelling"].append({"a": a.name, "b": b.name, "why": now.reasons[-1]})
@@ -510,7 +510,9 @@ def score_merges(path: Path) -> dict[str, Any]:
             _reason_kind(row["reason"]), {"labelled": 0, "same": 0, "still_merged": 0,
                                           "wrong_still_merged": []}
         )  # fmt: skip
-        now = name_similarity(row["survivor"], row["merged"], suffixes=suffixes(row["type"]))
+        now = name_similarity(
+            row["survivor"], row["merged"], suffixes=suffixes(row["type"]), entity_type=row["type"]
+        )
         still = now.score >= thresholds(row["type"]).auto_merge
         kind["labelled"] += 1
         kind["same"] += int(row["same"])

@@ -251,7 +251,9 @@ def _best_of(
     readings = 0  # candidates the name is an acronym or an expansion of
     for index in sorted(chosen):
         candidate = candidates[index]
-        score = names.name_similarity(name, candidate.name, suffixes=suffixes(entity_type.name))
+        score = names.name_similarity(
+            name, candidate.name, suffixes=suffixes(entity_type.name), entity_type=entity_type.name
+        )
         readings += score.reasons[:1] == (names.ACRONYM_REASON,)
         if best is None or score.score > best[1].score:
             best = (candidate, score)
