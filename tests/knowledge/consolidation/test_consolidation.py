@@ -632,6 +632,28 @@ def test_a_batch_of_names_gets_each_name_s_own_best_match():
 
 
 @pytest.mark.django_db
+def test_the_candidates_kept_are_those_sharing_most_keys_not_the_oldest(settings):
+    """stat's page: "stat.S_ENFMT" shares four rare keys with "S_ENFMT" and one with each of
+    many older names ("stat" as a word, a prefix, a suffix). Keeping the lowest ids left
+    "S_ENFMT" out or in by chance (which rows each common key returned); the names sharing
+    most keys come first."""
+    settings.CONSOLIDATION_MAX_CANDIDATES = 10
+    workspace = do_create_workspace(slug="stat")
+    do_ensure_default_schema(workspace=workspace)
+    technology = EntityType.objects.get(workspace=workspace, name="technology")
+    for older in (
+        [f"statistics model {n}" for n in range(8)],  # the prefix "stat"
+        [f"thermostat reading {n}" for n in range(8)],  # the suffix "stat"
+        [f"stat tool {n}" for n in range(8)],  # the word "stat", its prefix and suffix
+        ["S_ENFMT"],
+    ):
+        resolve_entities(workspace, [(n, technology) for n in older], create=True)
+
+    match = best_match(workspace, "stat.S_ENFMT", technology)
+    assert match is not None and match[0].name == "S_ENFMT"
+
+
+@pytest.mark.django_db
 def test_the_spelling_lookup_reads_the_gin_tree_with_a_plan_for_each_call():
     """Consolidation reads the blocking-key index right after writing it. A GIN pending
     list made every lookup scan all entries not yet merged, and a plan cached from the
