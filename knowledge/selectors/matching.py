@@ -331,8 +331,8 @@ def _candidates(
     exclude: int | None,
 ) -> dict[int, list[Entity]]:
     """For each (type, blocking keys) asked, by position: the active entities of the type
-    sharing a key, at most CONSOLIDATION_MAX_CANDIDATES in all (those sharing most of the
-    name's keys, then the lowest ids: migration knowledge/0024) and half of that per key,
+    sharing a key, at most CONSOLIDATION_MAX_CANDIDATES in all (those found through the
+    name's rarest keys first: migration knowledge/0024) and half of that per key,
     one GIN lookup per key, every name in a single query. Capping each key,
     not the union, keeps the cost flat as the graph grows: a common word ("Smith",
     "Systems") is in thousands of names, and reading all of them to pick the best-known few

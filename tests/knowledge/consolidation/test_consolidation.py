@@ -632,11 +632,11 @@ def test_a_batch_of_names_gets_each_name_s_own_best_match():
 
 
 @pytest.mark.django_db
-def test_the_candidates_kept_are_those_sharing_most_keys_not_the_oldest(settings):
+def test_the_candidates_kept_are_those_found_through_rare_keys_not_the_oldest(settings):
     """stat's page: "stat.S_ENFMT" shares four rare keys with "S_ENFMT" and one with each of
     many older names ("stat" as a word, a prefix, a suffix). Keeping the lowest ids left
-    "S_ENFMT" out or in by chance (which rows each common key returned); the names sharing
-    most keys come first."""
+    "S_ENFMT" out or in by chance (which rows each common key returned); the names found
+    through the rarest keys come first (migration knowledge/0024)."""
     settings.CONSOLIDATION_MAX_CANDIDATES = 10
     workspace = do_create_workspace(slug="stat")
     do_ensure_default_schema(workspace=workspace)

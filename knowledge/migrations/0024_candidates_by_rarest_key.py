@@ -1,15 +1,19 @@
-"""A name's spelling candidates are those sharing most of its blocking keys, not the lowest
-ids (knowledge/selectors/matching.py `_candidates`).
+"""A name's spelling candidates are those found through its rarest blocking keys, not the
+lowest ids (knowledge/selectors/matching.py `_candidates`).
 
-Each key still yields at most `p_per_key` entities, a GIN bitmap scan with no order (so a
+Each key still yields at most `p_per_key` entities, a GIN bitmap scan with no order: a
 common key's rows are any few of them, in the heap's order, which differs between two runs
-of the same crawl). Replacing the function keeps migration 0021's plan setting. The function then kept the `p_per_name` lowest ids of their union. On
+of the same crawl. The function then kept the `p_per_name` lowest ids of their union. On
 the Python manual, `stat.S_ENFMT` shares four rare keys with `S_ENFMT` ("enfmt", its prefix,
 suffix and initials) and one each with 80 other names through "stat"; `S_ENFMT` came 50th by
 id, so whether the two merged depended on which rows the common keys had returned: two runs
 of `bench/doc_quality.py speed --max-pages 60` on the same code built two graphs, four such
-pairs apart. Ranked by the number of keys shared, then id, the entities that share a name's
-rare keys always come first; only the tail of one-key sharers can still vary.
+pairs apart. Now a candidate ranks by the fewest rows any key it was found through gave
+(a key that gave fewer than `p_per_key` gave all it has, the same in every run), then by the
+number of keys it shares, then by id. Counting shared keys alone put `collections.abc`'s
+other members (six common keys each) before `ByteString` (three, one of them its own name)
+for `collections.abc.ByteString`. Replacing the function keeps migration 0021's plan
+setting.
 """
 
 from django.db import migrations
@@ -31,22 +35,29 @@ AS $$
            ranked.mention_count, ranked.blocking_keys
     FROM (
         SELECT d.*,
-               row_number() OVER (PARTITION BY d.position ORDER BY d.shared DESC, d.id) AS rank
+               row_number() OVER (
+                   PARTITION BY d.position ORDER BY d.rarest, d.shared DESC, d.id
+               ) AS rank
         FROM (
             SELECT k.position, e.id, e.name, e.canonical_name, e.type_id, e.mention_count,
-                   e.blocking_keys, count(*) AS shared
+                   e.blocking_keys, count(*) AS shared, min(e.found) AS rarest
             FROM unnest(p_positions, p_type_ids, p_keys) AS k(position, type_id, key)
             CROSS JOIN LATERAL (
-                SELECT x.id, x.name, x.canonical_name, x.type_id, x.mention_count,
-                       x.blocking_keys
-                FROM knowledge_entity AS x
-                WHERE knowledge_scoped_keys(x.type_id, x.blocking_keys) @> ARRAY[k.key]
-                  AND x.state = 'active' AND x.id <> p_exclude
-                  -- Implied by the type (types are per workspace), and checked on the rows
-                  -- found (+ 0): intersecting with the workspace's or type's whole b-tree
-                  -- index cost ten times the lookup itself.
-                  AND x.workspace_id + 0 = p_ws AND x.type_id + 0 = k.type_id
-                LIMIT p_per_key
+                -- How many rows the key gave (counted after the LIMIT: never more than
+                -- p_per_key rows are read).
+                SELECT y.*, count(*) OVER () AS found
+                FROM (
+                    SELECT x.id, x.name, x.canonical_name, x.type_id, x.mention_count,
+                           x.blocking_keys
+                    FROM knowledge_entity AS x
+                    WHERE knowledge_scoped_keys(x.type_id, x.blocking_keys) @> ARRAY[k.key]
+                      AND x.state = 'active' AND x.id <> p_exclude
+                      -- Implied by the type (types are per workspace), and checked on the
+                      -- rows found (+ 0): intersecting with the workspace's or type's
+                      -- whole b-tree index cost ten times the lookup itself.
+                      AND x.workspace_id + 0 = p_ws AND x.type_id + 0 = k.type_id
+                    LIMIT p_per_key
+                ) AS y
             ) AS e
             GROUP BY k.position, e.id, e.name, e.canonical_name, e.type_id, e.mention_count,
                      e.blocking_keys
