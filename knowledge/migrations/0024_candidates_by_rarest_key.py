@@ -39,8 +39,12 @@ AS $$
                    PARTITION BY d.position ORDER BY d.rarest, d.shared DESC, d.id
                ) AS rank
         FROM (
-            SELECT k.position, e.id, e.name, e.canonical_name, e.type_id, e.mention_count,
-                   e.blocking_keys, count(*) AS shared, min(e.found) AS rarest
+            -- Grouped by the entity alone: its other columns are one value each.
+            SELECT k.position, e.id, any_value(e.name) AS name,
+                   any_value(e.canonical_name) AS canonical_name,
+                   any_value(e.type_id) AS type_id, any_value(e.mention_count) AS mention_count,
+                   any_value(e.blocking_keys) AS blocking_keys, count(*) AS shared,
+                   min(e.found) AS rarest
             FROM unnest(p_positions, p_type_ids, p_keys) AS k(position, type_id, key)
             CROSS JOIN LATERAL (
                 -- How many rows the key gave (counted after the LIMIT: never more than
@@ -59,8 +63,7 @@ AS $$
                     LIMIT p_per_key
                 ) AS y
             ) AS e
-            GROUP BY k.position, e.id, e.name, e.canonical_name, e.type_id, e.mention_count,
-                     e.blocking_keys
+            GROUP BY k.position, e.id
         ) AS d
     ) AS ranked
     WHERE ranked.rank <= p_per_name
