@@ -310,14 +310,30 @@ def _document_ref(document: Document) -> dict[str, Any]:
 
 def _snippet(chunk: Chunk, start: int | None, end: int | None, *, context: int) -> tuple[str, int]:
     """The chunk text around document offsets [start, end) (clipped to the chunk), and the
-    document offset the snippet starts at; the chunk's head when the place is unknown."""
+    document offset the snippet starts at; the chunk's head when the place is unknown. The
+    context stops at whole words: "ython came with your…" read as a typo on the review
+    page."""
     base, text = chunk.char_start, chunk.text
     if start is not None and end is not None:
         lo = max(start - context, base)
         hi = min(end + context, base + len(text), lo + SNIPPET_MAX)
+        lo, hi = _whole_words(text, base, lo, hi, span=(start, end))
         if lo < hi:
             return text[lo - base : hi - base], lo
     return text[: min(SNIPPET_MAX, 300)], base
+
+
+def _whole_words(
+    text: str, base: int, lo: int, hi: int, *, span: tuple[int, int]
+) -> tuple[int, int]:
+    """[lo, hi) narrowed, outside `span`, to leave out a word cut at either end."""
+    if lo > base and text[lo - base - 1].isalnum() and lo < span[0]:
+        while lo < span[0] and text[lo - base].isalnum():
+            lo += 1
+    if hi < base + len(text) and text[hi - base].isalnum() and hi > span[1]:
+        while hi > span[1] and text[hi - base - 1].isalnum():
+            hi -= 1
+    return lo, hi
 
 
 _EVIDENCE_FIELDS = (
