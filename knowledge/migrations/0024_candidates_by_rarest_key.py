@@ -16,6 +16,8 @@ for `collections.abc.ByteString`. Replacing the function keeps migration 0021's 
 setting.
 """
 
+from importlib import import_module
+
 from django.db import migrations
 
 FUNCTION = """
@@ -71,44 +73,14 @@ AS $$
 $$;
 """
 
-# Migration 0020's function, for going back.
-LOWEST_IDS = """
-CREATE OR REPLACE FUNCTION knowledge_blocking_candidates(
-    p_ws bigint, p_positions integer[], p_type_ids bigint[], p_keys text[], p_exclude bigint,
-    p_per_key integer, p_per_name integer
-) RETURNS TABLE (
-    "position" integer, id bigint, name varchar, canonical_name varchar, type_id bigint,
-    mention_count integer, blocking_keys varchar[]
-)
-LANGUAGE sql STABLE
-SET enable_indexscan = off
-SET enable_seqscan = off
-SET plan_cache_mode = force_custom_plan
-AS $$
-    SELECT ranked.position, ranked.id, ranked.name, ranked.canonical_name, ranked.type_id,
-           ranked.mention_count, ranked.blocking_keys
-    FROM (
-        SELECT d.*, row_number() OVER (PARTITION BY d.position ORDER BY d.id) AS rank
-        FROM (
-            SELECT DISTINCT ON (k.position, e.id) k.position, e.id, e.name,
-                   e.canonical_name, e.type_id, e.mention_count, e.blocking_keys
-            FROM unnest(p_positions, p_type_ids, p_keys) AS k(position, type_id, key)
-            CROSS JOIN LATERAL (
-                SELECT x.id, x.name, x.canonical_name, x.type_id, x.mention_count,
-                       x.blocking_keys
-                FROM knowledge_entity AS x
-                WHERE knowledge_scoped_keys(x.type_id, x.blocking_keys) @> ARRAY[k.key]
-                  AND x.state = 'active' AND x.id <> p_exclude
-                  AND x.workspace_id + 0 = p_ws AND x.type_id + 0 = k.type_id
-                LIMIT p_per_key
-            ) AS e
-            ORDER BY k.position, e.id
-        ) AS d
-    ) AS ranked
-    WHERE ranked.rank <= p_per_name
-    ORDER BY ranked.position, ranked.id;
-$$;
-"""
+# Going back: migration 0020's function, with migration 0021's plan setting.
+LOWEST_IDS = [
+    import_module("knowledge.migrations.0020_blocking_candidates_function").FUNCTION.replace(
+        "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1
+    ),
+    "ALTER FUNCTION knowledge_blocking_candidates(bigint, integer[], bigint[], text[], bigint, "
+    "integer, integer) SET plan_cache_mode = force_custom_plan;",
+]
 
 
 class Migration(migrations.Migration):
