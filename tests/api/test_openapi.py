@@ -31,6 +31,8 @@ ADDED_PROPERTIES["HealthOut"] = {"counts"}
 ADDED_PATHS |= {"/api/v1/workspaces/{slug}/ask"}
 ADDED_COMPONENTS |= {"AskIn", "AskOut", "AskErrorOut", "AskUsageOut", "AskEntityOut"}
 ADDED_COMPONENTS |= {"AskRelationOut", "AskCitationOut", "AskPassageOut"}
+# A passage's text as the Ask page reads it (code blocks apart, no Markdown marks).
+ADDED_COMPONENTS |= {"AskPassageBlockOut"}
 # Search narrowed to documents ingested within days (optional request fields).
 ADDED_PROPERTIES["SearchIn"] = {"ingested_from", "ingested_to"}
 # Relation curation: writes on the relation paths, reverse, and the undo of a relation change.
