@@ -3,8 +3,7 @@ entity panel, the review page and the API show it, stops at whole words."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
+from ingest.models import Chunk
 from knowledge.selectors.entities import SNIPPET_CONTEXT, _snippet
 
 TEXT = (
@@ -15,7 +14,7 @@ TEXT = (
 
 
 def test_the_context_around_a_mention_stops_at_whole_words():
-    chunk = SimpleNamespace(char_start=1000, text=TEXT)
+    chunk = Chunk(char_start=1000, text=TEXT)  # never saved: the text alone is read
     start = 1000 + TEXT.index("Python will")
     for context in range(20, SNIPPET_CONTEXT):
         snippet, offset = _snippet(chunk, start, start + len("Python"), context=context)
@@ -28,6 +27,6 @@ def test_the_context_around_a_mention_stops_at_whole_words():
 
 
 def test_a_mention_inside_a_longer_word_keeps_its_own_letters():
-    chunk = SimpleNamespace(char_start=0, text="see xxPythonyy and more words here")
+    chunk = Chunk(char_start=0, text="see xxPythonyy and more words here")
     snippet, offset = _snippet(chunk, 6, 12, context=3)
     assert snippet[6 - offset : 12 - offset] == "Python"
