@@ -182,6 +182,8 @@ def _results(
         "seed_ids": ",".join(map(str, entity_ids)),
         "graph_link": f"/explore/?{urlencode(graph_query)}" if entity_ids else "",
         "warnings": result.warnings,
+        # The words a passage the answer adds is marked with (static/js/ask/passages.js).
+        "terms": " ".join(sorted(terms)),
     }
 
 

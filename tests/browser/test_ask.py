@@ -163,7 +163,8 @@ def test_a_cited_passage_the_page_does_not_list_is_added_from_the_answer(page, c
 
 def test_a_passage_added_from_the_answer_reads_as_the_listed_ones_do(page, crane, llm):
     """The added passage is built from the answer's blocks: no Markdown marks, its code
-    in a code block, as the server-rendered passages show theirs."""
+    in a code block and the question's words marked, as the server-rendered passages
+    show theirs."""
     weather = weather_source(crane.workspace)
     source, _ = do_create_text_source(
         workspace=crane.workspace,
@@ -196,6 +197,11 @@ def test_a_passage_added_from_the_answer_reads_as_the_listed_ones_do(page, crane
     )
     expect(added.locator("pre.passage-code code")).to_have_text("# winch check\nlift --test crane")
     assert "**" not in added.inner_text() and "```" not in added.inner_text()
+    # The question's words are marked, as in the passages the page lists.
+    expect(added.locator(".passage-text p mark")).to_have_text(
+        ["Winch", "harbour", "crane", "winch", "checked"]
+    )
+    expect(added.locator("pre mark")).to_have_text(["winch", "crane"])
     screenshot(page, "ask-added-passage")
 
 

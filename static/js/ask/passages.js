@@ -3,7 +3,7 @@
 // passage here by chunk; one the page does not list (a date range narrowed the list) is
 // added from the answer's passages event: its blocks (the server's reading of the text,
 // prose without Markdown marks and code set apart, as the listed passages are) set as text
-// only.
+// only, the question's words marked as the server marks them (the section's data-terms).
 
 export function initPassages({ section, documentUrl }) {
   const byN = new Map(); // the answer's n -> its passage object
@@ -38,17 +38,36 @@ export function initPassages({ section, documentUrl }) {
     return article;
   }
 
-  function blockElement(block) {
-    if (!block.code) {
-      const prose = document.createElement("p");
-      prose.textContent = block.text;
-      return prose;
+  const terms = (section.dataset.terms || "").split(" ").filter(Boolean);
+  const escaped = terms
+    .sort((a, b) => b.length - a.length)
+    .map((term) => term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  // Whole words, letters of any script included, as the server marks them (JavaScript's \b
+  // knows ASCII letters only).
+  const edge = "[\\p{L}\\p{N}_]";
+  const pattern = escaped.length
+    ? new RegExp(`(?<!${edge})(?:${escaped.join("|")})(?!${edge})`, "giu")
+    : null;
+
+  // `text` as text nodes, the question's words each in a <mark>.
+  function marked(element, text) {
+    let last = 0;
+    for (const found of pattern ? text.matchAll(pattern) : []) {
+      element.append(text.slice(last, found.index));
+      const mark = document.createElement("mark");
+      mark.textContent = found[0];
+      element.append(mark);
+      last = found.index + found[0].length;
     }
+    element.append(text.slice(last));
+    return element;
+  }
+
+  function blockElement(block) {
+    if (!block.code) return marked(document.createElement("p"), block.text);
     const pre = document.createElement("pre");
     pre.className = "passage-code";
-    const code = document.createElement("code");
-    code.textContent = block.text;
-    pre.append(code);
+    pre.append(marked(document.createElement("code"), block.text));
     return pre;
   }
 
