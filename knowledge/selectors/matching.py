@@ -286,8 +286,7 @@ def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | N
     entity, similarity = best
     if similarity.score <= names.UNSURE_SCORE:
         return best
-    expansion = names.acronym_expansion(name, entity.name)
-    acronym = entity.name if expansion == name else name
+    acronym, expansion = _acronym_and_expansion(name, entity)
     key = names.canonical_key(expansion or name)
     absorbed = [
         alias
@@ -298,6 +297,13 @@ def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | N
         return best
     why = f"{acronym} reads as {readings + len(absorbed)} names here"
     return entity, names.Similarity(names.UNSURE_SCORE, (names.ACRONYM_REASON, why))
+
+
+def _acronym_and_expansion(name: str, entity: Entity) -> tuple[str, str | None]:
+    """Of a name and its acronym match: which one is the acronym, and the other (None when
+    neither spells the other)."""
+    expansion = names.acronym_expansion(name, entity.name)
+    return (entity.name if expansion == name else name), expansion
 
 
 # An acronym of this many letters or fewer spells too many phrases to be read as one by its
@@ -314,8 +320,7 @@ def _unless_unattested(workspace: Workspace, name: str, best: Match | None) -> M
     if best is None or best[1].reasons != (names.ACRONYM_REASON,):
         return best
     entity = best[0]
-    expansion = names.acronym_expansion(name, entity.name)
-    acronym = entity.name if expansion == name else name
+    acronym, expansion = _acronym_and_expansion(name, entity)
     if expansion is None or sum(c.isalnum() for c in acronym) > SHORT_ACRONYM:
         return best
     if passage_has_both(workspace, acronym, expansion):
