@@ -289,6 +289,20 @@ def shorter_form(a: str, b: str) -> str | None:
     return ".".join(short)
 
 
+def repeats_its_module(a: str, b: str) -> bool:
+    """Whether the longer of two code names is the shorter with the shorter's first part put
+    in front again: "datetime.datetime.date" of "datetime.date", "socket.socket.recv" of
+    "socket.recv". A module and its class share a name there, so the shorter name is either
+    the class's member written short (`socket.recv`, the method) or a member of the module in
+    full (the class `datetime.date`, which is not the method `datetime.datetime.date`).
+    Callers tell the two apart by whether the shorter name has members of its own."""
+    path_a, path_b = _code_path(a), _code_path(b)
+    if path_a is None or path_b is None:
+        return False
+    short, long = sorted((path_a, path_b), key=len)
+    return len(short) >= 2 and long == [short[0], *short]
+
+
 def _loose_letters(a: str, b: str) -> bool:
     return _loose(canonical_key(a)) == _loose(canonical_key(b))
 

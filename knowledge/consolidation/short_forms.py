@@ -192,10 +192,19 @@ def short_form_of(short: DocName, full: DocName, text: str) -> str | None:
     if short.type_name != full.type_name or short.key == full.key:
         return None
     if names.shorter_form(short.name, full.name) is not None:
+        if names.repeats_its_module(short.name, full.name) and _has_members(short.name, text):
+            return None  # the class datetime.date, not the method datetime.datetime.date
         return "qualified name"  # "SkipTest" after "unittest.SkipTest"
     if names.looks_like_acronym(short.name):
         return _acronym_of(short, full, text)
     return _part_of(short, full)
+
+
+def _has_members(name: str, text: str) -> bool:
+    """Whether the text names a member of the code name `name` ("datetime.date.today" for
+    "datetime.date"): then it is a namespace of its own (see `names.repeats_its_module`)."""
+    bare = re.escape(name.strip().removesuffix("()"))
+    return re.search(rf"(?<![\w.]){bare}\.[A-Za-z_]", text) is not None
 
 
 def plan_short_forms(doc_names: Sequence[DocName], text: str) -> ShortFormPlan:

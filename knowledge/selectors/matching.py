@@ -222,18 +222,24 @@ def best_matches(
                         exclude=exclude)  # fmt: skip
     return [
         _unless_unattested(
-            workspace, name, _best_of(name, entity_type, name_keys, found.get(position, []))
+            workspace,
+            name,
+            _best_of(workspace, name, entity_type, name_keys, found.get(position, [])),
         )
         for position, ((name, entity_type), name_keys) in enumerate(zip(wanted, keys, strict=True))
     ]
 
 
 def _best_of(
-    name: str, entity_type: EntityType, keys: list[str], candidates: list[Entity]
+    workspace: Workspace,
+    name: str,
+    entity_type: EntityType,
+    keys: list[str],
+    candidates: list[Entity],
 ) -> Match | None:
     if not keys or not candidates:
         return None
-    qualified = _qualified(name, candidates)
+    qualified = _qualified(workspace, name, candidates)
     if qualified is not None:
         return qualified
     key = entity_key(name, entity_type.name)
@@ -260,11 +266,12 @@ def _best_of(
     return _unless_ambiguous(name, best, readings)
 
 
-def _qualified(name: str, candidates: list[Entity]) -> Match | None:
+def _qualified(workspace: Workspace, name: str, candidates: list[Entity]) -> Match | None:
     """The one candidate that is the name qualified or its shorter form (see
     `names.shorter_form`), unless the shorter form ends another qualified name too: another
     candidate, or a name the candidate took before ("Handler_x" took "a.Handler_x", then
-    meets "b.Handler_x"). Then nothing: the other tiers decide."""
+    meets "b.Handler_x"), or it is a module's own member (`_module_member`). Then nothing:
+    the other tiers decide."""
     hits = [(c, short) for c in candidates if (short := names.shorter_form(name, c.name))]
     if len(hits) != 1:
         return None
@@ -273,7 +280,23 @@ def _qualified(name: str, candidates: list[Entity]) -> Match | None:
     longer = {n for n in written if names.shorter_form(short, n) == short}
     if len({n.removesuffix("()") for n in longer}) > 1:
         return None
+    if _module_member(workspace, short, name, entity.name):
+        return None
     return entity, names.Similarity(names.QUALIFIED_SCORE, (names.QUALIFIED_REASON,))
+
+
+def _module_member(workspace: Workspace, short: str, a: str, b: str) -> bool:
+    """Whether `short`, the shorter of two code names `a` and `b`, is a member of a module in
+    full rather than the longer written short, where the module and its class share a name
+    (`names.repeats_its_module`): so when `short` has members of its own in the workspace.
+    On the Python manual the class `datetime.date` (with `datetime.date.today` and others)
+    had taken the method `datetime.datetime.date`, `datetime.time` and `datetime.tzinfo`
+    likewise, while `socket.recv` (no members) is rightly the method `socket.socket.recv`."""
+    if not names.repeats_its_module(a, b):
+        return False
+    return Entity.objects.filter(
+        workspace=workspace, state=EntityState.ACTIVE, name__startswith=f"{short}."
+    ).exists()
 
 
 def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | None:

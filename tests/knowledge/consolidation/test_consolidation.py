@@ -217,6 +217,29 @@ def test_a_shorter_form_that_ends_two_qualified_names_joins_neither(model, inges
     assert {"open", "os.open"} <= set(active("technology"))
 
 
+def test_a_module_member_with_members_of_its_own_does_not_take_the_class_member(model, ingest_text):
+    """The module datetime and its class datetime share a name: the class `datetime.date`
+    (its members named) is not the method `datetime.datetime.date`; `socket.recv` (no
+    members) is the method `socket.socket.recv` written short."""
+    model["alpha"] = reply(
+        ("datetime.date", "technology"),
+        ("datetime.date.today", "technology"),
+        ("socket.recv", "technology"),
+    )
+    model["beta"] = reply(("datetime.datetime.date", "technology"))
+    model["gamma"] = reply(("socket.socket.recv", "technology"))
+    ingest_text("alpha: datetime.date, datetime.date.today and socket.recv here.", title="a")
+    ingest_text("beta: datetime.datetime.date here.", title="b")
+    ingest_text("gamma: socket.socket.recv here.", title="c")
+
+    assert active("technology") == [
+        "datetime.date",
+        "datetime.date.today",
+        "datetime.datetime.date",
+        "socket.recv",
+    ]
+
+
 def test_homonyms_of_different_types_stay_apart_and_are_asked_about_once(model, ingest_text, alice):
     model["alpha"] = reply(("Paris", "location"), ("Paris", "person"))
     source = ingest_text("alpha: Paris met Paris.")

@@ -26,6 +26,7 @@ from knowledge.consolidation.names import (
     code_paths_differ,
     looks_like_acronym,
     name_similarity,
+    repeats_its_module,
     same_spelling,
     shorter_form,
     suffixes_for_type,
@@ -579,3 +580,19 @@ def test_dotted_code_names_that_are_two_things(a, b, why):
 def test_shorter_form_of_a_qualified_code_name(a, b, short):
     assert shorter_form(a, b) == short
     assert shorter_form(b, a) == short
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "repeats"),
+    [
+        ("datetime.date", "datetime.datetime.date", True),
+        ("socket.socket.recv()", "socket.recv", True),
+        ("Queue.put", "queue.Queue.put", False),  # another case: the module is not repeated
+        ("recv", "socket.recv", False),  # one part: no module to repeat
+        ("a.b", "x.a.b", False),
+        ("a.b", "a.a.a.b", False),
+    ],
+)
+def test_a_longer_code_name_that_repeats_its_module(a, b, repeats):
+    assert repeats_its_module(a, b) is repeats
+    assert repeats_its_module(b, a) is repeats

@@ -131,6 +131,21 @@ def test_a_code_name_qualified_more_and_less_is_one_full_name_for_its_short_form
     assert ambiguous == {}
 
 
+def test_a_module_member_is_no_short_form_of_the_same_named_class_member():
+    """datetime's page: the module and its class are both "datetime". The class
+    `datetime.date`, whose own members the page names, is not the method
+    `datetime.datetime.date`; `socket.recv`, with no members, is the method."""
+    text = (
+        "datetime.datetime.date() returns the date. "
+        "class datetime.date holds a day; datetime.date.today() returns today."
+    )
+    names = (("datetime.datetime.date", "technology"), ("datetime.date", "technology"))
+    assert plan(text, *names, ("datetime.date.today", "technology")) == ({}, {})
+    text = "socket.socket.recv() reads bytes. Call socket.recv with a buffer size."
+    resolved, _ = plan(text, ("socket.socket.recv", "technology"), ("socket.recv", "technology"))
+    assert resolved == {"socket.recv": "socket.socket.recv"}
+
+
 def test_a_short_form_of_two_full_names_in_the_document_is_ambiguous():
     text = "Helios Robotics Inc. raised money from Helios Capital. Helios said so."
     resolved, ambiguous = plan(
