@@ -155,6 +155,10 @@ def test_a_cited_passage_the_page_does_not_list_is_added_from_the_answer(page, c
     page.locator("#ask-answer a.cite").click()
     added = page.locator(".passage.from-answer.is-target")
     expect(added).to_contain_text(IMG)  # the passage's text, as text
+    # The listed passage took the answer's number: no number names two passages.
+    headings = page.locator(".passages article.passage h3").all_inner_texts()
+    numbers = [h.split("]")[0] + "]" for h in headings if not h.startswith("[\u2013]")]
+    assert len(numbers) == len(set(numbers)), headings
     added.locator("a.evidence").click()
     expect(page.locator("main")).to_contain_text("Marta Olsen")
     assert "start=" in page.url

@@ -1,9 +1,10 @@
 // The passages of the Ask page (server-rendered, with the query's words marked) as the
-// answer refers to them: the answer numbers its own passages, so a citation finds its
-// passage here by chunk; one the page does not list (a date range narrowed the list) is
-// added from the answer's passages event: its blocks (the server's reading of the text,
-// prose without Markdown marks and code set apart, as the listed passages are) set as text
-// only, the question's words marked as the server marks them (the section's data-terms).
+// answer refers to them: the answer numbers its own passages, so the listed ones take its
+// numbers and a citation finds its passage here by chunk; one the page does not list (a
+// date range narrowed the list) is added from the answer's passages event: its blocks (the
+// server's reading of the text, prose without Markdown marks and code set apart, as the
+// listed passages are) set as text only, the question's words marked as the server marks
+// them (the section's data-terms).
 
 export function initPassages({ section, documentUrl }) {
   const byN = new Map(); // the answer's n -> its passage object
@@ -27,7 +28,10 @@ export function initPassages({ section, documentUrl }) {
     evidence.className = "evidence";
     evidence.href = link(passage.document_id, passage.char_start, passage.char_end);
     evidence.textContent = passage.document_title;
-    heading.append(`[${passage.n}] `, evidence);
+    const label = document.createElement("span");
+    label.className = "passage-n";
+    label.textContent = `[${passage.n}]`;
+    heading.append(label, " ", evidence);
     const text = document.createElement("div");
     text.className = "passage-text";
     const blocks = passage.blocks?.length ? passage.blocks : [{ code: false, text: passage.text }];
@@ -83,6 +87,31 @@ export function initPassages({ section, documentUrl }) {
   function setPassages(passages) {
     byN.clear();
     for (const passage of passages) byN.set(passage.n, passage);
+    renumber(passages);
+  }
+
+  // The listed passages take the answer's numbers, so that "[2]" in the answer and on the
+  // page is one passage even when the two retrievals differ (a document ingested between
+  // them, or a filter only one of them had); a listed passage the answer was not given
+  // keeps no number ("[–]"), and one it cites that the page lacks is added as "[n]".
+  function renumber(passages) {
+    const numberOf = new Map(passages.map((passage) => [String(passage.chunk_id), passage.n]));
+    const listed = [...section.querySelectorAll("article.passage:not(.from-answer)")];
+    for (const article of listed) article.removeAttribute("id");
+    for (const article of listed) {
+      const n = numberOf.get(article.dataset.chunk);
+      const label = article.querySelector(".passage-n");
+      if (n === undefined) {
+        article.classList.add("outside-answer");
+        if (label) {
+          label.textContent = "[–]";
+          label.title = "Not among the passages the answer was given";
+        }
+        continue;
+      }
+      article.id = `passage-${n}`;
+      if (label) label.textContent = `[${n}]`;
+    }
   }
 
   // A citation arrived: its passage says so, with a link to the very sentence cited.
