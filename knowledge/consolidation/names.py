@@ -887,11 +887,13 @@ def name_similarity(
 
     1. Equal canonical keys: 1.0. The same letters once spaces, dots before letters, a
        trailing "js" or ".com" are ignored ("Node.js" / "NodeJS", "Face book" /
-       "Facebook"): 0.95. One name written as the acronym of the other ("IBM" /
-       "International Business Machines", "AT&T" / "American Telephone and Telegraph"; the
-       short one must look like an acronym, so "The Who" is not the WHO): 0.93; 0.8 (a
-       question) when the long one is one camel-case word ("JS" / "JavaScript"); never
-       for a code name with underscores or dots (see `_acronym_similarity`).
+       "Facebook"): 0.95, but 0.3 for a web address and a name of a type outside
+       ADDRESS_NAMED_TYPES ("python.org" / "Python"). One name written as the acronym of
+       the other ("IBM" / "International Business Machines", "AT&T" / "American Telephone
+       and Telegraph"; the short one must look like an acronym, so "The Who" is not the
+       WHO): 0.93; 0.8 (a question) when the long one is one camel-case word ("JS" /
+       "JavaScript"); never for a code name with underscores or dots (see
+       `_acronym_similarity`).
     2. Otherwise a base from rapidfuzz on the keys: 0.7 x max(ratio, token-sort ratio) +
        0.3 x token-set ratio. Token-sort forgives word order; token-set forgives extra
        words, but only for 30 %, since an extra word is as often another entity ("Ford
@@ -931,7 +933,7 @@ def name_similarity(
     tb = _key_tokens(b, suffixes, strip_suffixes=True)
     ka = " ".join(t.key for t in ta)
     kb = " ".join(t.key for t in tb)
-    decided = _decided_by_keys(a, b, ka, kb, suffixes)
+    decided = _decided_by_keys(a, b, ka, kb, suffixes, entity_type)
     if decided is not None:
         return decided
     token_set = fuzz.token_set_ratio(ka, kb) / 100
@@ -962,8 +964,16 @@ def _is_identifier(name: str) -> bool:
     return bool(text) and " " not in text and _IDENTIFIER_JOIN.search(text) is not None
 
 
+# Types whose web address names the owner ("Amazon.com" is Amazon); of the other types a
+# web address is a site of its own: on the Python manual "python.org" had joined the
+# language Python and "command.com" the word "Command".
+ADDRESS_NAMED_TYPES = frozenset({"organization", "product"})
+_WEB_ADDRESS = re.compile(r"\.(com|org)$")
+ADDRESS_REASON = "a web address is a site of its own"
+
+
 def _decided_by_keys(
-    a: str, b: str, ka: str, kb: str, suffixes: Iterable[str]
+    a: str, b: str, ka: str, kb: str, suffixes: Iterable[str], entity_type: str | None
 ) -> Similarity | None:
     """Step 1: names whose keys alone decide (empty, equal, equal letters, an acronym)."""
     if not ka or not kb:
@@ -971,6 +981,9 @@ def _decided_by_keys(
     if ka == kb:
         return Similarity(1.0, ("same canonical name",))
     if _loose(ka) == _loose(kb):
+        addresses = bool(_WEB_ADDRESS.search(ka)) + bool(_WEB_ADDRESS.search(kb))
+        if addresses == 1 and entity_type is not None and entity_type not in ADDRESS_NAMED_TYPES:
+            return Similarity(0.3, (LOOSE_REASON, ADDRESS_REASON))
         if _spelled_as_code(a) or _spelled_as_code(b):
             return Similarity(UNSURE_SCORE, (LOOSE_REASON, "in a code name"))
         return Similarity(0.95, (LOOSE_REASON,))

@@ -441,6 +441,23 @@ def test_a_concept_with_words_in_front_is_a_narrower_concept_not_a_question(a, b
     assert _score("2022 FIFA World Cup", "World Cup 2022", "event").score >= 0.85
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "entity_type", "same"),
+    [
+        # Python manual: a web address had joined a word of the same letters.
+        ("Python", "python.org", "technology", False),
+        ("Command", "command.com", "technology", False),
+        ("Amazon", "Amazon.com", "organization", True),  # the owner's name
+        ("Salesforce", "Salesforce.com", "product", True),
+        ("Node", "Node.js", "technology", True),  # ".js" is no web address
+    ],
+)
+def test_a_web_address_is_its_owner_only_for_organisations_and_products(a, b, entity_type, same):
+    similarity = _score(a, b, entity_type)
+    merges = similarity.score >= thresholds_for(entity_type).auto_merge
+    assert merges is same, similarity
+
+
 def test_reasons_say_why_in_words():
     assert "number differs (14 vs 15)" in _score("iPhone 14", "iPhone 15", "product").reasons
     assert any(r.startswith("substring only") for r in _score("Java", "JavaScript", "x").reasons)
