@@ -224,6 +224,7 @@ def best_matches(
         _unless_unattested(
             workspace,
             name,
+            entity_type,
             _best_of(workspace, name, entity_type, name_keys, found.get(position, [])),
         )
         for position, ((name, entity_type), name_keys) in enumerate(zip(wanted, keys, strict=True))
@@ -330,21 +331,32 @@ def _acronym_and_expansion(name: str, entity: Entity) -> tuple[str, str | None]:
 
 
 # An acronym of this many letters or fewer spells too many phrases to be read as one by its
-# letters alone.
+# letters alone: two for an organisation, whose initials are made to be its name ("IBM"),
+# three for the other types, whose phrases are descriptions ("CSS" / "Compute the Standard
+# Score").
 SHORT_ACRONYM = 2
+SHORT_DESCRIPTIVE_ACRONYM = 3
+ACRONYM_NAMED_TYPES = frozenset({"organization"})
 
 
-def _unless_unattested(workspace: Workspace, name: str, best: Match | None) -> Match | None:
-    """A two-letter acronym merged with a phrase only when some passage of the workspace
-    has both: on the Python manual "HT" (curses.ascii's "Horizontal tab") had joined "heap
-    types", "FF" "File Formats", "SO" "SequenceMatcher Objects" — 12 of the 13 such
-    merges were wrong, and the right one ("LF" / "Line Feed") is in one table row. Else it
-    is a question for review. Longer acronyms ("IBM") still merge by their letters."""
+def _unless_unattested(
+    workspace: Workspace, name: str, entity_type: EntityType, best: Match | None
+) -> Match | None:
+    """A short acronym (SHORT_ACRONYM, SHORT_DESCRIPTIVE_ACRONYM) merged with a phrase only
+    when some passage of the workspace has both: on the Python manual "HT" (curses.ascii's
+    "Horizontal tab") had joined "heap types", "FF" "File Formats", "SO" "SequenceMatcher
+    Objects" — 12 of the 13 two-letter merges were wrong, and the right one ("LF" / "Line
+    Feed") is in one table row; of the ten three-letter ones, "CSS" had joined "Compute the
+    Standard Score", "SSL" "SuSE Linux" and "AT&T" "ActiveState Tcl/Tk", none of them in a
+    passage together, while "GIL", "FTP", "MRO" and four more are. Else it is a question
+    for review. Longer acronyms, and an organisation's of three letters ("IBM"), still
+    merge by their letters."""
     if best is None or best[1].reasons != (names.ACRONYM_REASON,):
         return best
     entity = best[0]
     acronym, expansion = _acronym_and_expansion(name, entity)
-    if expansion is None or sum(c.isalnum() for c in acronym) > SHORT_ACRONYM:
+    short = SHORT_ACRONYM if entity_type.name in ACRONYM_NAMED_TYPES else SHORT_DESCRIPTIVE_ACRONYM
+    if expansion is None or sum(c.isalnum() for c in acronym) > short:
         return best
     if passage_has_both(workspace, acronym, expansion):
         return best

@@ -170,6 +170,25 @@ def test_two_letters_join_a_phrase_only_where_a_passage_has_both(model, ingest_t
     assert merge.payload["reasons"] == ["acronym"]
 
 
+def test_three_letters_of_a_description_join_it_only_where_a_passage_has_both(model, ingest_text):
+    """Python manual: "CSS" had joined a section title, "Compute the Standard Score", and
+    "SSL" "SuSE Linux", never written together; "GIL" is in a passage with "global
+    interpreter lock". An organisation's three letters ("IBM") are its name and need no
+    passage (test_an_acronym_joins_its_expansion_by_an_automatic_merge_that_undoes)."""
+    model["alpha"] = reply(("CSS", "concept"), ("GIL", "concept"))
+    model["beta"] = reply(("Compute the Standard Score", "concept"))
+    model["gamma"] = reply(("global interpreter lock", "concept"))
+    ingest_text("alpha: CSS styles pages. The GIL is held.", title="a")
+    ingest_text("beta: Compute the Standard Score of a sample.", title="b")
+    ingest_text("gamma: The global interpreter lock (GIL) is held by one thread.", title="c")
+
+    assert active("concept") == ["CSS", "Compute the Standard Score", "GIL"]
+    assert MergeSuggestion.objects.get().reasons == [
+        "acronym",
+        "CSS and Compute the Standard Score never appear together",
+    ]
+
+
 def test_an_acronym_with_two_expansions_at_hand_joins_neither(model, ingest_text):
     model["alpha"] = reply(("Certificate Request", "concept"), ("Coverage Results", "concept"))
     model["beta"] = reply(("CR", "concept"))
