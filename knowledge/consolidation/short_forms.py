@@ -4,10 +4,13 @@ Lindqvist", "KNS" after "Kestrel Navigation System (KNS)"). Pure: the document's
 types and places in, a plan out; knowledge/actions/resolution.py and the materializer act
 on it.
 
-A shorter name S is a short form of a full name F when they have the same type, F's first
-mention comes no later than S's, and one of:
+A shorter name S is a short form of a full name F when they have the same type and one of:
 
-- S is a code name F qualifies (`names.shorter_form`: "SkipTest" after "unittest.SkipTest");
+- S is a code name F qualifies (`names.shorter_form`: "SkipTest" and "unittest.SkipTest",
+  in either order: the page's overview often shortens a name its signature gives whole);
+
+or, F's first mention coming no later than S's:
+
 - S is written as an acronym (`names.looks_like_acronym`) and either F introduced it ("F
   (S)" in the text: S's letters in order in F, the first one F's first letter) or S spells
   the initials of F (with or without its corporate suffix, "of", "and"...);
@@ -45,6 +48,7 @@ NameKey = tuple[str, int]  # (canonical key, entity type id), as resolution's Ke
 # / "Exception Handling", "Subprocess" / "Subprocess and Threads" on the Python manual).
 NO_PARTS = frozenset({"location", "concept", "technology"})
 PERSON = "person"
+QUALIFIED = "qualified name"
 
 # Words that never stand for a name on their own, even capitalised at the head of one.
 COMMON_WORDS = (
@@ -194,7 +198,7 @@ def short_form_of(short: DocName, full: DocName, text: str) -> str | None:
     if names.shorter_form(short.name, full.name) is not None:
         if names.repeats_its_module(short.name, full.name) and _has_members(short.name, text):
             return None  # the class datetime.date, not the method datetime.datetime.date
-        return "qualified name"  # "SkipTest" after "unittest.SkipTest"
+        return QUALIFIED  # "SkipTest" after "unittest.SkipTest"
     if names.looks_like_acronym(short.name):
         return _acronym_of(short, full, text)
     return _part_of(short, full)
@@ -231,7 +235,9 @@ def plan_short_forms(doc_names: Sequence[DocName], text: str) -> ShortFormPlan:
             plan.reasons[short.key] = f"short form {short.name!r} of {shown}"
         elif candidates:
             full, why = next(iter(candidates.values()))
-            if _first(full, short, doc_names) <= short.first:
+            # A code name is the same API wherever the page shortens it, before its
+            # qualified form too ("get_ready()" in the overview, the signature below).
+            if why == QUALIFIED or full.first <= short.first:
                 plan.resolved[short.key] = full
                 plan.reasons[short.key] = f"short form ({why}) {short.name!r} of {full.name!r}"
     return plan
@@ -252,17 +258,3 @@ def _most_qualified(
             for other, _ in candidates.values()
         )
     }
-
-
-def _first(full: DocName, short: DocName, doc_names: Sequence[DocName]) -> int:
-    """Where the document first names `full`, itself or qualified less but still more than
-    `short` ("TopologicalSorter.get_ready" before "graphlib.TopologicalSorter.get_ready",
-    for "get_ready")."""
-    return min(
-        [full.first]
-        + [
-            n.first
-            for n in doc_names
-            if len(n.name) > len(short.name) and names.shorter_form(n.name, full.name) == n.name
-        ]
-    )

@@ -115,7 +115,8 @@ def test_a_company_s_name_without_its_legal_suffix_is_a_short_form():
 def test_a_code_name_qualified_more_and_less_is_one_full_name_for_its_short_form():
     """graphlib's page names "TopologicalSorter.get_ready" before the qualified
     "graphlib.TopologicalSorter.get_ready": "get_ready" is a short form of the longest, not
-    a question between the two."""
+    a question between the two, and so is the shorter qualified name, though it came
+    first (on the whole manual the three stayed three entities)."""
     text = (
         "Call TopologicalSorter.get_ready first. graphlib.TopologicalSorter.get_ready() "
         "returns nodes. get_ready may return nothing."
@@ -126,8 +127,11 @@ def test_a_code_name_qualified_more_and_less_is_one_full_name_for_its_short_form
         ("TopologicalSorter.get_ready", "technology"),
         ("get_ready", "technology"),
     )
-    # The shorter qualified name came first: it stays what resolution makes of it.
-    assert resolved == {"get_ready": "graphlib.TopologicalSorter.get_ready"}
+    # A code name is one API before its qualified form too.
+    assert resolved == {
+        "get_ready": "graphlib.TopologicalSorter.get_ready",
+        "topologicalsorter.get_ready": "graphlib.TopologicalSorter.get_ready",
+    }
     assert ambiguous == {}
 
 
