@@ -223,6 +223,47 @@ def thread_scaling(texts: list[str]) -> dict[str, float]:
     return {"texts": len(texts), "one_thread_s": one, "all_cores_s": many, "speedup": one / many}
 
 
+def data_parallel(texts: list[str]) -> dict[str, float]:
+    """The model alone on `texts` two ways: one process with one torch thread per core (as
+    the pipeline and the ratio's baseline run it), then one process per core with one
+    thread each, every process encoding an equal share (every n-th text), started together.
+    If the cores gave more to processes side by side than to threads, the pipeline could
+    embed in several processes and leave the model's own baseline behind."""
+    import multiprocessing
+
+    from bench.encode_share import encode_share
+
+    cores = psutil.cpu_count() or 1
+    started = time.perf_counter()
+    get_embedder().encode(texts)
+    threads_s = time.perf_counter() - started
+    context = multiprocessing.get_context("spawn")
+    ready, go, seconds = context.Queue(), context.Event(), context.Queue()
+    shares = [texts[i::cores] for i in range(cores)]
+    processes = [
+        context.Process(target=encode_share, args=(share, 1, ready, go, seconds))
+        for share in shares
+    ]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        ready.get(timeout=300)
+    started = time.perf_counter()
+    go.set()
+    share_s = [seconds.get(timeout=3600) for _ in processes]
+    processes_s = time.perf_counter() - started
+    for process in processes:
+        process.join()
+    return {
+        "texts": len(texts),
+        "processes": cores,
+        "one_process_s": threads_s,
+        "processes_s": processes_s,
+        "slowest_share_s": max(share_s),
+        "gain": threads_s / processes_s,
+    }
+
+
 def one_run(
     run: int, files: dict[str, bytes], keep_texts: list[str] | None = None
 ) -> dict[str, float]:
@@ -371,6 +412,12 @@ def main() -> None:
         help="then time the model alone on the last run's chunks with one torch thread and "
         "with one per core",
     )
+    parser.add_argument(
+        "--data-parallel",
+        action="store_true",
+        help="then time the model alone on the last run's chunks in one process on every "
+        "core, and in one single-threaded process per core, each with a share",
+    )
     args = parser.parse_args()
     if args.stages == "ingest":
         settings.INGEST_PIPELINE_STAGES = [
@@ -403,6 +450,9 @@ def main() -> None:
     if args.thread_scaling and texts:
         scaling = {k: round(v, 3) for k, v in thread_scaling(texts).items()}
         print(json.dumps({"thread_scaling": scaling}), flush=True)
+    if args.data_parallel and texts:
+        parallel = {k: round(v, 3) for k, v in data_parallel(texts).items()}
+        print(json.dumps({"data_parallel": parallel}), flush=True)
 
     if not args.skip_pdf:
         pdf = big_pdf(int(args.pdf_mb * 1e6))
