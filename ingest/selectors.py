@@ -153,6 +153,27 @@ def passage_has_both(workspace: Workspace, acronym: str, phrase: str) -> bool:
 _WORDS = re.compile(r"[^\W_]+")
 
 
+def passage_names_member(workspace: Workspace, name: str) -> bool:
+    """Whether a passage of the workspace (not boilerplate) names a member of the dotted code
+    name `name` ("datetime.tzinfo.utcoffset" for "datetime.tzinfo"): entity resolution asks
+    it before reading a module's member as its same-named class's member written short.
+    PostgreSQL's parser reads a dotted name as one token (its "host" kind), so a prefix
+    query on the chunks' full-text index finds the members without reading any text."""
+    prefix = name.strip().removesuffix("()").casefold()
+    if not _DOTTED.fullmatch(prefix):
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM ingest_chunk WHERE workspace_id = %s "
+            "AND NOT boilerplate AND search_vector @@ (quote_literal(%s) || ':*')::tsquery)",
+            [workspace.pk, f"{prefix}."],
+        )
+        return bool(cursor.fetchone()[0])
+
+
+_DOTTED = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")
+
+
 def _as_words(pattern: str) -> str:
     """A PostgreSQL pattern matching `pattern` with no letter, digit or underscore on
     either side."""

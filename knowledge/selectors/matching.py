@@ -15,7 +15,7 @@ from django.db.models import Q
 from rapidfuzz import fuzz, process
 
 from ingest.embeddings import vector_literal
-from ingest.selectors import passage_has_both, walk_ef_search
+from ingest.selectors import passage_has_both, passage_names_member, walk_ef_search
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
 from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match, untyped_twin
@@ -289,15 +289,17 @@ def _qualified(workspace: Workspace, name: str, candidates: list[Entity]) -> Mat
 def _module_member(workspace: Workspace, short: str, a: str, b: str) -> bool:
     """Whether `short`, the shorter of two code names `a` and `b`, is a member of a module in
     full rather than the longer written short, where the module and its class share a name
-    (`names.repeats_its_module`): so when `short` has members of its own in the workspace.
-    On the Python manual the class `datetime.date` (with `datetime.date.today` and others)
-    had taken the method `datetime.datetime.date`, `datetime.time` and `datetime.tzinfo`
-    likewise, while `socket.recv` (no members) is rightly the method `socket.socket.recv`."""
+    (`names.repeats_its_module`): so when `short` has members of its own in the workspace,
+    as entities or in its passages (a page's members are often extracted after the page
+    named the class's attribute). On the Python manual the class `datetime.date` (with
+    `datetime.date.today` and others) had taken the method `datetime.datetime.date`,
+    `datetime.time` and `datetime.tzinfo` likewise, while `socket.recv` (no members) is
+    rightly the method `socket.socket.recv`."""
     if not names.repeats_its_module(a, b):
         return False
     return Entity.objects.filter(
         workspace=workspace, state=EntityState.ACTIVE, name__startswith=f"{short}."
-    ).exists()
+    ).exists() or passage_names_member(workspace, short)
 
 
 def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | None:

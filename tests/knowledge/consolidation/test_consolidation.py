@@ -257,6 +257,12 @@ def test_a_module_member_with_members_of_its_own_does_not_take_the_class_member(
         "datetime.datetime.date",
         "socket.recv",
     ]
+    # Members a passage names count too, before any is extracted as an entity.
+    model["delta"] = reply(("datetime.tzinfo", "technology"))
+    model["epsilon"] = reply(("datetime.datetime.tzinfo", "technology"))
+    ingest_text("delta: datetime.tzinfo, see datetime.tzinfo.utcoffset(dt).", title="d")
+    ingest_text("epsilon: datetime.datetime.tzinfo here.", title="e")
+    assert {"datetime.tzinfo", "datetime.datetime.tzinfo"} <= set(active("technology"))
 
 
 def test_homonyms_of_different_types_stay_apart_and_are_asked_about_once(model, ingest_text, alice):
