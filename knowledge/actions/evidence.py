@@ -50,16 +50,32 @@ def delete_evidence(mentions: Any, evidence: Any, touched: Touched) -> None:
     evidence.delete()
 
 
-def _first_rows(queryset: Any, *, partition: str, fields: tuple[str, ...], limit: int) -> Any:
-    """The first `limit` rows (by id) of each `partition` value, in one query."""
+def _first_rows(
+    queryset: Any,
+    *,
+    partition: str,
+    fields: tuple[str, ...],
+    limit: int,
+    order: tuple[str, ...] = ("pk",),
+) -> Any:
+    """The first `limit` rows (by `order`, ids by default) of each `partition` value, in one
+    query."""
+    ordering = [F(f[1:]).desc() if f.startswith("-") else F(f).asc() for f in order]
     return (
         queryset.annotate(
-            row=SqlWindow(RowNumber(), partition_by=[F(partition)], order_by=F("pk").asc())
+            row=SqlWindow(RowNumber(), partition_by=[F(partition)], order_by=ordering)
         )
         .filter(row__lte=limit)
-        .order_by(partition, "pk")
+        .order_by(partition, *order)
         .values_list(partition, *fields)
     )
+
+
+# The order an entity's description fragments are read in: its definitions (a glossary or
+# API entry's, `Mention.defines`) before the statements that merely name it, then by id. On
+# the Python manual `get_ready`'s definition ("Returns a tuple with all the nodes that are
+# ready.") came fourth, after the overview's sentences and another method's definition.
+FRAGMENT_ORDER = ("-defines", "pk")
 
 
 def do_refresh_derived(
@@ -153,10 +169,12 @@ def _refresh_entities(entity_ids: set[int], *, prune: bool) -> None:
         entity.source_ids = sources.get(entity.pk, [])
         entity.first_seen_at, entity.last_seen_at = seen["first"], seen["last"]
         own = descriptions.get(entity.pk, [])
-        if entity.summary and entity.summary_hash == fragments_hash(own):
+        texts = [text for text, _ in own]
+        if entity.summary and entity.summary_hash == fragments_hash(texts):
             entity.description = entity.summary
         else:
-            entity.description = _top_fragments(own)
+            # An entity a definition describes is described by its definitions alone.
+            entity.description = _top_fragments([t for t, defines in own if defines] or texts)
         entity_updates.append(entity)
     update_rows(
         entity_updates,
@@ -177,16 +195,18 @@ def _mention_sources(mentions: Any) -> dict[int, list[int]]:
     return sources
 
 
-def _mention_descriptions(mentions: Any) -> dict[int, list[str]]:
-    """Entity id -> the descriptions of its first 50 described mentions."""
-    descriptions: dict[int, list[str]] = {}
-    for entity_id, description in _first_rows(
+def _mention_descriptions(mentions: Any) -> dict[int, list[tuple[str, bool]]]:
+    """Entity id -> (description, whether it is a definition) of its first 50 described
+    mentions in FRAGMENT_ORDER."""
+    descriptions: dict[int, list[tuple[str, bool]]] = {}
+    for entity_id, description, defines in _first_rows(
         mentions.exclude(description=""),
         partition="entity_id",
-        fields=("description",),
+        fields=("description", "defines"),
         limit=50,
+        order=FRAGMENT_ORDER,
     ):
-        descriptions.setdefault(entity_id, []).append(description)
+        descriptions.setdefault(entity_id, []).append((description, defines))
     return descriptions
 
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from ingest.models import Document, Source
 from knowledge.actions.curation import do_mark_not_same, do_merge_entities
-from knowledge.actions.evidence import distinct_fragments, fragments_hash
+from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.extraction.prompts import load_prompts, render
@@ -194,7 +194,7 @@ def do_summarize_descriptions(
         fragments = distinct_fragments(
             Mention.objects.filter(entity=entity)
             .exclude(description="")
-            .order_by("pk")
+            .order_by(*FRAGMENT_ORDER)
             # The same first 50 rows the derived description is made from (same hash).
             .values_list("description", flat=True)[:50]
         )

@@ -69,6 +69,9 @@ class Found:
     type: str
     description: str
     spans: list[tuple[int, int]] = field(default_factory=list)
+    # The description is the name's own definition (a glossary or API entry's), not a
+    # statement that merely names it: entity descriptions put these first.
+    defines: bool = False
 
 
 class Collector:
@@ -81,8 +84,16 @@ class Collector:
         self._related: set[tuple[str, str, str]] = set()
 
     def add(
-        self, name: str, wanted_type: str, span: tuple[int, int] | None, description: str = ""
+        self,
+        name: str,
+        wanted_type: str,
+        span: tuple[int, int] | None,
+        description: str = "",
+        *,
+        defines: bool = False,
     ) -> Found | None:
+        """The window's entity of the name, its first description kept, unless this one is
+        the name's definition and the kept one is not."""
         key = name.casefold()
         found = self.entities.get(key)
         if found is None:
@@ -90,8 +101,10 @@ class Collector:
             if entity_type is None:
                 return None
             found = self.entities[key] = Found(name, entity_type, description[:2000])
-        elif description and not found.description:
+            found.defines = defines and bool(description)
+        elif description and (not found.description or (defines and not found.defines)):
             found.description = description[:2000]
+            found.defines = defines
         if span is not None and span not in found.spans and len(found.spans) < 20:
             found.spans.append(span)
         return found
@@ -384,6 +397,7 @@ class StructureReader:
                 CODE_TYPE if code else FALLBACK_TYPE,
                 term_place,
                 describe(self.text, entry.definition.start, entry.definition.end),
+                defines=True,
             )
             if found is None:
                 continue

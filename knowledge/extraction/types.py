@@ -20,6 +20,9 @@ class ExtractedEntity:
     # Offsets into the window text where the name occurs, when the extractor knows them
     # (the offline extractor does; for LLM output the actions search the window).
     spans: tuple[tuple[int, int], ...] = ()
+    # The description is the name's own definition (a glossary or API entry's): the offline
+    # extractor knows; an LLM's descriptions are its own reading, never marked.
+    defines: bool = False
 
 
 @dataclass(frozen=True, slots=True)

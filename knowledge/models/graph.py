@@ -222,6 +222,9 @@ class Mention(WorkspaceScopedModel):
     char_end = models.PositiveIntegerField(null=True, blank=True)
     # What the extractor said about the entity here: the fragments descriptions come from.
     description = models.TextField(blank=True)
+    # That description is the name's own definition (a glossary or API entry's, as the
+    # offline extractor reads them): an entity's description puts these first.
+    defines = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -98,8 +98,8 @@ class _TypeResolver:
 
 
 # (workspace, entity, chunk, run, surface form, char start, char end, description,
-#  extracted type)
-MentionRow = tuple[int, int, int, int, str, int | None, int | None, str, str]
+#  extracted type, whether the description is the name's definition)
+MentionRow = tuple[int, int, int, int, str, int | None, int | None, str, str, bool]
 
 
 def _insert_mentions(rows: list[MentionRow]) -> None:
@@ -113,11 +113,11 @@ def _insert_mentions(rows: list[MentionRow]) -> None:
             f"""
             INSERT INTO {Mention._meta.db_table}
                 (workspace_id, entity_id, chunk_id, run_id, surface_form, char_start,
-                 char_end, description, extracted_type, created_at)
-            SELECT w, e, c, r, s, cs, ce, d, x, %s
+                 char_end, description, extracted_type, defines, created_at)
+            SELECT w, e, c, r, s, cs, ce, d, x, df, %s
             FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::text[],
-                        %s::int[], %s::int[], %s::text[], %s::text[])
-                 AS t(w, e, c, r, s, cs, ce, d, x)
+                        %s::int[], %s::int[], %s::text[], %s::text[], %s::boolean[])
+                 AS t(w, e, c, r, s, cs, ce, d, x, df)
             ON CONFLICT DO NOTHING
             """,  # noqa: S608 (the table name is ours; every value is a parameter)
             # The application's clock, like auto_now_add elsewhere (the database's now()
@@ -218,6 +218,7 @@ class _WindowWriter:
                 entity_type.name,
                 str(raw.get("description", "")),
                 list(raw.get("spans") or []),
+                defines=raw.get("defines") is True,
             )
 
     def resolved_as(self, name: str, entity_type: EntityType) -> str:
@@ -254,7 +255,14 @@ class _WindowWriter:
                 self.mention(entity, name, concept.name, "", [])
 
     def mention(
-        self, entity: Entity, name: str, type_name: str, description: str, spans: list[Any]
+        self,
+        entity: Entity,
+        name: str,
+        type_name: str,
+        description: str,
+        spans: list[Any],
+        *,
+        defines: bool = False,
     ) -> None:
         window, ids = self.window, (self.workspace.pk, entity.pk)
         places = [tuple(s) for s in spans if isinstance(s, list | tuple) and len(s) == 2]
@@ -262,19 +270,21 @@ class _WindowWriter:
             places = self.places_of(name)
         # The description is said once per window; the first occurrence carries it.
         description = description[:2000]
+        defines = defines and bool(description)
         for start, end in places[:20]:
             doc_start, doc_end = window.start + int(start), window.start + int(end)
             chunk_id = window.chunk_for(doc_start, doc_end)
             surface = window.text[int(start) : int(end)][:300]
             self.mentions.append(
-                (*ids, chunk_id, self.run.pk, surface, doc_start, doc_end, description, type_name)
-            )
-            description = ""
+                (*ids, chunk_id, self.run.pk, surface, doc_start, doc_end, description, type_name,
+                 defines)
+            )  # fmt: skip
+            description, defines = "", False
         if not places:
             self.count("mentions_unlocated")
             self.mentions.append(
                 (*ids, window.chunk_ids[0], self.run.pk, name[:300], None, None, description,
-                 type_name)
+                 type_name, defines)
             )  # fmt: skip
 
     def wanted_relations(self, relations: list[dict[str, Any]]) -> WantedRelations:

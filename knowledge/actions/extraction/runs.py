@@ -182,6 +182,7 @@ def _result_json(outcome: WindowOutcome) -> dict[str, list[dict[str, Any]]]:
                 "description": e.description,
                 "proposed_type": e.proposed_type,
                 "spans": [list(span) for span in e.spans],
+                "defines": e.defines,
             }
             for e in outcome.result.entities
         ],

@@ -144,6 +144,28 @@ def test_a_description_says_what_an_entity_is_before_its_version_notes(llm, inge
     assert queue.description == " ".join(("A first in, first out queue.", *notes))
 
 
+def test_an_entity_a_definition_describes_is_described_by_it_alone(ingest_text):
+    """Offline extractor, Python manual: graphlib's overview named `get_ready()` in
+    sentences before its entry defined it ("Returns a tuple with all the nodes that are
+    ready."), and its description was the overview's sentences. A definition now comes
+    first, whichever document or window it is in, and alone."""
+    ingest_text(
+        "Call `Sorter.get_ready()` in a loop; it returns nodes even when a cycle is found.",
+        title="overview",
+    )
+    ingest_text(
+        "`Sorter.get_ready()`\n: Returns a tuple with all the nodes that are ready.\n",
+        title="reference",
+    )
+
+    entity = Entity.objects.get(name="Sorter.get_ready")
+    assert entity.description == "Returns a tuple with all the nodes that are ready."
+    assert [m.defines for m in entity.mentions.exclude(description="").order_by("pk")] == [
+        False,
+        True,
+    ]
+
+
 def test_a_description_does_not_repeat_a_statement_cut_short(llm, ingest_text):
     whole = "The encoding is passed to io.TextIOWrapper for compressed files."
     for n, said in enumerate(("The encoding is passed to io.TextIOWrapper", whole)):

@@ -87,6 +87,24 @@ def test_api_entry_names_the_function_with_its_dotted_parents(extractor):
     )
 
 
+def test_an_api_entry_defines_its_name_though_a_sentence_named_it_first(extractor):
+    """graphlib's page: the overview names `get_ready()` before its entry defines it. The
+    entry's definition is the name's description, marked as a definition; a name the
+    definition only uses (`Sorter.done`) is not defined by it."""
+    text = (
+        "Call `Sorter.get_ready()` in a loop; if a cycle is found it still returns nodes.\n\n"
+        "`Sorter.get_ready()`\n"
+        ": Returns a tuple with all the nodes that are ready; see `Sorter.done()`.\n"
+    )
+    result = extractor.extract(text, entity_types=TYPES)
+
+    entities = {e.name: e for e in result.entities}
+    assert entities["Sorter.get_ready"].description.startswith("Returns a tuple")
+    assert entities["Sorter.get_ready"].defines is True
+    assert entities["Sorter.done"].defines is False
+    assert entities["Sorter"].defines is False
+
+
 def test_code_names_in_prose_become_technologies_and_expressions_do_not(extractor):
     text = (
         "Use `os.path.join()` to build paths; it raises `TypeError` on bad input. "
