@@ -219,6 +219,16 @@ def description(flat: str) -> str:
     return (head[:space] if space > MAX_DESCRIPTION_CHARS // 2 else head).rstrip() + "…"
 
 
+def says_what_it_is(definition: str) -> bool:
+    """Whether a definition says what its term is, rather than where to read it: the
+    glossary's "keyword argument" entry is "See argument." (then the term's other
+    statements describe it, as for a term with no definition)."""
+    return len(_WORD.findall(definition)) >= 3 and not _POINTER.match(definition)
+
+
+_POINTER = re.compile(r"(?:see|cf\.?|refer to)\b", re.IGNORECASE)
+
+
 def describe(text: str, start: int, end: int) -> str:
     """One statement of the window as a description: words only (structure.plain). A
     statement in a table row is the row, its first cell naming the rest ("itertools:
@@ -392,12 +402,13 @@ class StructureReader:
                 self.count("structure_definitions_skipped")
                 continue
             term_place = _find(self.text, name, entry.term.start, entry.term.end)
+            said = describe(self.text, entry.definition.start, entry.definition.end)
             found = self.out.add(
                 name,
                 CODE_TYPE if code else FALLBACK_TYPE,
                 term_place,
-                describe(self.text, entry.definition.start, entry.definition.end),
-                defines=True,
+                said,
+                defines=says_what_it_is(said),
             )
             if found is None:
                 continue

@@ -105,6 +105,19 @@ def test_an_api_entry_defines_its_name_though_a_sentence_named_it_first(extracto
     assert entities["Sorter"].defines is False
 
 
+def test_a_definition_that_only_points_elsewhere_does_not_define(extractor):
+    """The glossary's "keyword argument" entry is "See argument.": the term's other
+    statements describe it, as if it had no definition."""
+    text = (
+        "# Glossary\n\n"
+        "keyword argument\n: See argument.\n\n"
+        "awaitable\n: An object that can be used in an await expression.\n"
+    )
+    entities = {e.name: e for e in extractor.extract(text, entity_types=TYPES).entities}
+    assert entities["keyword argument"].defines is False
+    assert entities["awaitable"].defines is True
+
+
 def test_code_names_in_prose_become_technologies_and_expressions_do_not(extractor):
     text = (
         "Use `os.path.join()` to build paths; it raises `TypeError` on bad input. "
