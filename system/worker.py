@@ -11,6 +11,11 @@ a stale heartbeat. Here a SIGTERM (or SIGINT, SIGQUIT):
    READY itself, records the worker stopped and exits 0 at once. Every task is resumable,
    so the next worker redoes at most that task's unfinished part.
 
+A signal while no task runs ends the loop before it claims another one: the library's own
+stop exits at once, and a task it had just claimed (marked RUNNING, not yet started) was
+left so until a heartbeat check; here a task claimed once the stop was asked for goes back
+to READY unrun.
+
 A SIGKILL still leaves the task RUNNING; the heartbeat's orphan check hands it back.
 """
 
@@ -51,9 +56,12 @@ class HandingBackWorker(Worker):
         self.signalled = True
         self.running = False
         slices.request_shutdown()
-        if not self.running_task:
+        if not self.running_task and self._current is None:
+            # No sys.exit here: the loop may have claimed a task a moment ago (committed,
+            # RUNNING) and not started it yet; it ends on its own, and run_task hands such a
+            # task back.
             logger.info("Received signal %s while idle: stopping", signum)
-            sys.exit(0)
+            return
         logger.warning(
             "Received signal %s: the task in flight stops at its next checkpoint "
             "(handed back after %g s at most)",
@@ -67,9 +75,20 @@ class HandingBackWorker(Worker):
     def run_task(self, db_task_result: DBTaskResult) -> None:
         self._current = db_task_result
         try:
+            if self.signalled:  # claimed after the stop was asked for: not started
+                self._hand_back(db_task_result)
+                return
             super().run_task(db_task_result)
         finally:
             self._current = None
+
+    @staticmethod
+    def _hand_back(task: DBTaskResult) -> None:
+        handed = DBTaskResult.objects.filter(pk=task.pk, status=TaskResultStatus.RUNNING).update(
+            status=TaskResultStatus.READY, started_at=None
+        )
+        if handed:
+            logger.warning("Handed task %s back to the queue", task.pk)
 
     def hand_back_and_exit(self) -> None:
         """Put the task in flight back to the queue and end the process (exit status 0)."""
@@ -77,11 +96,7 @@ class HandingBackWorker(Worker):
         try:
             close_old_connections()
             if current is not None:
-                handed = DBTaskResult.objects.filter(
-                    pk=current.pk, status=TaskResultStatus.RUNNING
-                ).update(status=TaskResultStatus.READY, started_at=None)
-                if handed:
-                    logger.warning("Handed task %s back to the queue", current.pk)
+                self._hand_back(current)
             do_record_worker_stopped(worker_id=self.worker_id)
         except DatabaseError:
             logger.exception("Could not hand the task back; the heartbeat check will")

@@ -1,0 +1,47 @@
+"""The worker's stop (system/worker.py): a signal while no task runs never leaves a task
+RUNNING. The loop may claim a task (committed as RUNNING) just before the signal and start
+it just after; the library's stop exited in between, and the task waited for a heartbeat
+check. CI caught it once (tests/ingest/test_worker_resume.py, under load)."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+from django.tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
+
+from system.worker import HandingBackWorker
+from tests.system.sample_tasks import sleep_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def worker() -> HandingBackWorker:
+    return HandingBackWorker(
+        stop_grace=1.0,
+        queue_names=["default"],
+        interval=1.0,
+        batch=False,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id="stopping-worker",
+        excluded_queue_names=[],
+    )
+
+
+def test_a_task_claimed_as_the_stop_came_goes_back_to_the_queue_unrun():
+    task = DBTaskResult.objects.get(pk=sleep_for.enqueue(120).id)
+    stopping = worker()
+    task.claim(stopping.worker_id)  # the loop claimed it, then the signal came
+    assert DBTaskResult.objects.get(pk=task.pk).status == TaskResultStatus.RUNNING
+
+    stopping.shutdown(signal.SIGTERM, None)  # idle: no task started; the loop is told to end
+    assert stopping.running is False
+    stopping.run_task(task)  # what the loop does next with the claimed task
+
+    task.refresh_from_db()
+    assert task.status == TaskResultStatus.READY
+    assert task.started_at is None
+    assert task.return_value is None  # not run (it would have slept two minutes)
