@@ -30,12 +30,12 @@ from types import FrameType
 from typing import Any
 
 from django.db import DatabaseError, close_old_connections
-from django.tasks import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from system import slices
 from system.actions.heartbeat import do_record_worker_stopped
+from system.actions.tasks import do_hand_back_task
 
 logger = logging.getLogger(__name__)
 
@@ -84,10 +84,7 @@ class HandingBackWorker(Worker):
 
     @staticmethod
     def _hand_back(task: DBTaskResult) -> None:
-        handed = DBTaskResult.objects.filter(pk=task.pk, status=TaskResultStatus.RUNNING).update(
-            status=TaskResultStatus.READY, started_at=None
-        )
-        if handed:
+        if do_hand_back_task(task_id=task.pk):
             logger.warning("Handed task %s back to the queue", task.pk)
 
     def hand_back_and_exit(self) -> None:

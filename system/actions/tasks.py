@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.tasks import TaskResultStatus
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -39,10 +41,21 @@ def do_requeue_orphaned_tasks() -> int:
         if not result.worker_ids or result.worker_ids[-1] not in live
     ]
     if orphans:
-        DBTaskResult.objects.filter(pk__in=orphans).update(
-            status=TaskResultStatus.READY, started_at=None
-        )
+        _back_to_ready(DBTaskResult.objects.filter(pk__in=orphans))
         logger.warning(
             "Re-queued %d task(s) whose worker stopped without finishing them", len(orphans)
         )
     return len(orphans)
+
+
+def do_hand_back_task(*, task_id: UUID | str) -> bool:
+    """Put a RUNNING task back to READY, as a stopping worker does with the task it holds
+    (system/worker.py); whether it was RUNNING."""
+    return _back_to_ready(DBTaskResult.objects.filter(pk=task_id)) > 0
+
+
+def _back_to_ready(results: QuerySet[DBTaskResult]) -> int:
+    """The RUNNING ones of `results` queued again, as if never started; how many."""
+    return results.filter(status=TaskResultStatus.RUNNING).update(
+        status=TaskResultStatus.READY, started_at=None
+    )
