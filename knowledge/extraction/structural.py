@@ -100,8 +100,9 @@ class Collector:
             entity_type = active_type(wanted_type, self.active)
             if entity_type is None:
                 return None
-            found = self.entities[key] = Found(name, entity_type, description[:2000])
-            found.defines = defines and bool(description)
+            found = self.entities[key] = Found(
+                name, entity_type, description[:2000], defines=defines and bool(description)
+            )
         elif description and (not found.description or (defines and not found.defines)):
             found.description = description[:2000]
             found.defines = defines
