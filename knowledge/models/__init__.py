@@ -36,6 +36,7 @@ from knowledge.models.graph import (
 )
 from knowledge.models.schema import EntityType, RelationType, TypeOrigin, TypeStatus
 from knowledge.models.search import EntityWord, WordTypoKey
+from knowledge.models.structure import SectionLabelOverride
 
 __all__ = [
     "ENTITY_VECTORS",
@@ -64,6 +65,7 @@ __all__ = [
     "RelationRule",
     "RelationType",
     "RuleKind",
+    "SectionLabelOverride",
     "SourceExtraction",
     "SuggestionStatus",
     "TypeOrigin",

@@ -29,6 +29,7 @@ from knowledge.models import (
 )
 from knowledge.selectors.extraction import documents_for_extraction
 from knowledge.selectors.schema import get_schema_snapshot
+from knowledge.selectors.section_labels import structure_label_keys
 from system.enqueue import enqueue_on_commit
 
 
@@ -85,6 +86,7 @@ def do_extract_documents(
             windows_by_doc=windows_by_doc,
             refresh_hashes={w.hash for w in all_windows} if force else set(),
             only_known=known_only(source),
+            structure=structure_label_keys(source.workspace, source),
         )
         ensured = ensure_runs(
             source=source,

@@ -7,6 +7,17 @@ materialised are skipped. Derived fields are then refreshed through the write fu
 A document's names are read once before its windows are written, with their first places,
 so that its short forms ("Kestrel" after "Kestrel Navigation System") resolve to the full
 name's entity (knowledge/actions/resolution.py, `short_form_plan` / `record_short_forms`).
+
+The section labels of the document's source (knowledge/selectors/section_labels.py:
+NAME, SYNOPSIS, "Parameters", "Method Summary", learnt from the headings the source
+repeats, with a person's overrides) are its structure: no name that is one becomes an
+entity, a mention or a relation's end here, and evidence of the source that an entity of
+such a name still has (written before the label was learnt, in a crawl's first pages, or
+before a person called it structure) is given back. This is the seam rather than the
+extractor's window context: the context is part of a window's cache key, so a label learnt
+as a crawl goes on would send every window to the LLM again, while here every extractor's
+cached runs are filtered at no cost, and an override takes effect when the source is
+extracted again.
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ingest.models import Document
@@ -35,6 +47,7 @@ from knowledge.actions.schema import (
 from knowledge.canonical import canonical_name, type_name
 from knowledge.consolidation.keys import entity_key
 from knowledge.consolidation.matching import Key
+from knowledge.consolidation.names import canonical_key
 from knowledge.consolidation.short_forms import DocName, ShortFormPlan
 from knowledge.extraction.windows import Window, find_occurrences, relation_span
 from knowledge.models import (
@@ -51,6 +64,7 @@ from knowledge.models import (
 )
 from knowledge.models.curation import RelationOutcome, RelationRule
 from knowledge.selectors.matching import known_entities
+from knowledge.selectors.section_labels import label_key
 from system.deadlocks import retry_on_deadlock
 from workspaces.models import Workspace
 
@@ -144,9 +158,12 @@ class _WindowWriter:
         only_known: bool,
         counts: dict[str, int],
         short_forms: dict[Key, DocName] | None = None,
+        structure: frozenset[str] = frozenset(),
     ) -> None:
         self.workspace, self.window, self.run, self.types = workspace, window, run, types
         self.only_known, self.counts = only_known, counts
+        # The keys of the source's section labels: names that are its structure.
+        self.structure = structure
         self.origin = TypeOrigin.MODEL if run.extractor == "llm" else TypeOrigin.OFFLINE
         # The document's short forms: their names resolve as the full names they stand for.
         self.short_forms = short_forms or {}
@@ -179,6 +196,9 @@ class _WindowWriter:
             self.occurrences[name] = find_occurrences(name, self.window.text)
         return self.occurrences[name]
 
+    def is_structure(self, name: str) -> bool:
+        return bool(self.structure) and label_key(name) in self.structure
+
     def entity_named(self, name: str) -> Entity | None:
         return self.by_name.get(name.strip().casefold()) or self.by_name.get(canonical_name(name))
 
@@ -191,7 +211,7 @@ class _WindowWriter:
                 ),
             )
             for e in entities
-            if str(e.get("name", "")).strip()
+            if str(e.get("name", "")).strip() and not self._skipped_as_structure(str(e["name"]))
         ]
         resolved = resolve_entities(
             self.workspace,
@@ -221,6 +241,12 @@ class _WindowWriter:
                 defines=raw.get("defines") is True,
             )
 
+    def _skipped_as_structure(self, name: str) -> bool:
+        if self.is_structure(name):
+            self.count("entities_skipped_structure")
+            return True
+        return False
+
     def resolved_as(self, name: str, entity_type: EntityType) -> str:
         """The name to resolve: the full name a short form of the document stands for."""
         full = self.short_forms.get((entity_key(name, entity_type.name), entity_type.pk))
@@ -233,6 +259,7 @@ class _WindowWriter:
             for r in relations
             for end in ("source", "target")
             if str(r.get(end, "")).strip()
+            and not self.is_structure(str(r.get(end, "")))
             and str(r.get(end, "")).strip().casefold() not in self.by_name
             and canonical_name(str(r.get(end, ""))) not in self.by_name
         }
@@ -293,6 +320,11 @@ class _WindowWriter:
         one landing on the edge as a person left it)."""
         found: list[tuple[tuple[int, int, int], dict[str, Any], RelationType]] = []
         for raw in relations:
+            if self.is_structure(str(raw.get("source", ""))) or self.is_structure(
+                str(raw.get("target", ""))
+            ):
+                self.count("relations_structure_dropped")
+                continue
             source = self.entity_named(str(raw.get("source", "")))
             target = self.entity_named(str(raw.get("target", "")))
             if source is None or target is None:
@@ -410,6 +442,7 @@ def _short_forms(
     windows: list[Window],
     runs: dict[str, ExtractionRun],
     types: _TypeResolver,
+    structure: frozenset[str] = frozenset(),
 ) -> tuple[ShortFormPlan, dict[Key, str]]:
     """The document's short forms, from every name its runs give (in any window) and the
     first places of each; and each name's spelling as first given, by key."""
@@ -419,7 +452,7 @@ def _short_forms(
         for raw in ((run.result or {}).get("entities") or []) if run is not None else []:
             name = str(raw.get("name", "")).strip()
             entity_type = types.known_entity_type(str(raw.get("type", "")))
-            if not name or entity_type is None:
+            if not name or entity_type is None or (structure and label_key(name) in structure):
                 continue
             key = (entity_key(name, entity_type.name), entity_type.pk)
             if not key[0]:
@@ -446,6 +479,7 @@ def _prefetch_new_names(
     windows_by_doc: dict[int, list[Window]],
     runs: dict[str, ExtractionRun],
     types: _TypeResolver,
+    structure: frozenset[str] = frozenset(),
 ) -> None:
     """Embed, in one call, the names of the batch's runs that no entity has yet: resolution
     then finds their vectors made (knowledge/actions/embeddings.py) instead of calling the
@@ -457,6 +491,8 @@ def _prefetch_new_names(
             run = runs.get(window.hash)
             for raw in ((run.result or {}).get("entities") or []) if run is not None else []:
                 name = str(raw.get("name", "")).strip()
+                if structure and label_key(name) in structure:
+                    continue
                 entity_type = types.known_entity_type(str(raw.get("type", "")))
                 text = entity_key(name, entity_type.name) if name and entity_type else ""
                 if text and entity_type is not None:
@@ -485,6 +521,7 @@ def _materialize(
     refresh_hashes: set[str],
     only_known: bool,
     counts: dict[str, int],
+    structure: frozenset[str] = frozenset(),
 ) -> set[int]:
     """Evidence for a batch of documents of one workspace, then their derived fields once,
     all in one transaction: readers never see evidence without its counts. Returns the
@@ -506,7 +543,7 @@ def _materialize(
         )
         types = _TypeResolver(workspace, counts)
         if not only_known:
-            _prefetch_new_names(workspace, documents, windows_by_doc, runs, types)
+            _prefetch_new_names(workspace, documents, windows_by_doc, runs, types, structure)
         for document in documents:
             windows = windows_by_doc[document.pk]
             current = {runs[w.hash].pk for w in windows if w.hash in runs}
@@ -524,7 +561,7 @@ def _materialize(
                     "run_id", "chunk_id"
                 )
             )
-            plan, doc_names = _short_forms(workspace, document, windows, runs, types)
+            plan, doc_names = _short_forms(workspace, document, windows, runs, types, structure)
             entities: dict[Key, Entity] = {}
             used: dict[Key, Entity] = {}
             for window in windows:
@@ -541,7 +578,7 @@ def _materialize(
                     continue
                 writer = _WindowWriter(
                     workspace, window, run, types, only_known=only_known, counts=counts,
-                    short_forms=plan.resolved,
+                    short_forms=plan.resolved, structure=structure,
                 )  # fmt: skip
                 writer.write(touched)
                 entities.update(writer.entities)
@@ -551,10 +588,47 @@ def _materialize(
                     workspace, document=document, plan=plan, used=used, entities=entities,
                     names_by_key=doc_names, counts=counts,
                 )  # fmt: skip
+        if structure:
+            _forget_structure(workspace, documents[0].source_id, structure, touched)
         do_refresh_derived(
             workspace_id=workspace.pk, entity_ids=touched.entities, relation_ids=touched.relations
         )
     return touched.entities
+
+
+def _forget_structure(
+    workspace: Workspace,
+    source_id: int,
+    structure: frozenset[str],
+    touched: Touched,
+) -> None:
+    """Give back the evidence the source's chunks still hold for entities named by one of
+    its section labels: written before the label was learnt (a crawl's first pages are
+    extracted before a label repeats) or before a person called it structure. Their
+    mentions, and the evidence of relations they are an end of, go through the write
+    funnel; an entity left with nothing is retired there, one with evidence elsewhere stays.
+    """
+    # Entities are keyed by their type's canonical key ("Parameters" is "parameter"):
+    # found by it, then kept when their name is the label itself.
+    keys = {canonical_key(label) for label in structure} | set(structure)
+    named = [
+        pk
+        for pk, name in Entity.objects.for_workspace(workspace)
+        .filter(canonical_name__in=keys)
+        .values_list("pk", "name")
+        if label_key(name) in structure
+    ]
+    if not named:
+        return
+    mentions = Mention.objects.filter(
+        workspace=workspace, entity_id__in=named, chunk__document__source_id=source_id
+    )
+    evidence = RelationEvidence.objects.filter(
+        Q(relation__source_id__in=named) | Q(relation__target_id__in=named),
+        workspace=workspace,
+        chunk__document__source_id=source_id,
+    )
+    delete_evidence(mentions, evidence, touched)
 
 
 class Materializer:
@@ -568,8 +642,11 @@ class Materializer:
         windows_by_doc: dict[int, list[Window]],
         refresh_hashes: set[str],
         only_known: bool,
+        structure: frozenset[str] = frozenset(),
     ) -> None:
         self.waiting = list(documents)
+        # The keys of the section labels of the documents' source (one source a writer).
+        self.structure = structure
         self.windows_by_doc = windows_by_doc
         self.refresh_hashes = refresh_hashes
         self.only_known = only_known
@@ -594,6 +671,7 @@ class Materializer:
                 refresh_hashes=self.refresh_hashes,
                 only_known=self.only_known,
                 counts=self.counts,
+                structure=self.structure,
             )
             # A batch the database aborted to break a deadlock with another worker wrote
             # nothing: it runs again (system/deadlocks.py), its counts put back first.
