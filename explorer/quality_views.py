@@ -10,6 +10,13 @@ redirected back to the page with the message. As on the curation controls, an ht
 gets 200 with the error in the row (htmx swaps no 4xx answer), any other client the error's
 status. Every URL carries `?ws=`, so a page left open in a tab keeps acting on the
 workspace it shows.
+
+A source's page also shows what was learnt from the source's own structure: the section
+labels its documents repeat (knowledge/selectors/section_labels.py), with how many
+documents carry each. An editor can mark a learnt label "not structure" (extraction may
+then make an entity of it), add a label as structure, or give a label back to the counts
+(`do_set_section_label`); a change takes effect when the source is extracted again, which
+the same section offers (`do_request_extraction`, forced).
 """
 
 from __future__ import annotations
@@ -27,11 +34,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from explorer.workspace_pages import workspace_page
 from ingest.models import Source
-from ingest.selectors import get_source_for_workspace
+from ingest.selectors import get_source_for_workspace, get_sources
 from knowledge.actions.curation import do_delete_entity, do_restore_entity
+from knowledge.actions.extraction.documents import do_request_extraction
+from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.actions.quality import do_block_entity_name, do_undo_block
 from knowledge.models import CurationEvent
 from knowledge.selectors.quality import get_quality_report, get_suspicious_name
+from knowledge.selectors.section_labels import (
+    MIN_DOCUMENTS,
+    MIN_SHARE,
+    SectionLabel,
+    section_labels,
+)
 from workspaces.errors import DomainError, InvalidInput, NotFound
 from workspaces.models import Role, Workspace
 
@@ -84,6 +99,87 @@ def quality(request: HttpRequest) -> HttpResponse:
             "source": source,
             "ws": workspace.slug,
             "page_url": _page_url(request, source),
+            "labels": _labels(workspace, source) if source is not None else None,
+            "sources": _sources(workspace) if source is None else None,
+            "label_rule": {"documents": MIN_DOCUMENTS, "percent": round(MIN_SHARE * 100, 1)},
+        },
+    )
+
+
+def _labels(workspace: Workspace, source: Source) -> list[SectionLabel]:
+    return section_labels(workspace, source)
+
+
+def _sources(workspace: Workspace) -> list[Source]:
+    """The workspace's sources, each linking to its own report and what it learnt."""
+    return list(get_sources(workspace).order_by("name", "pk").only("pk", "name")[:200])
+
+
+# What the label form's `structure` field asks for (anything else is refused).
+_DECISIONS: dict[str, bool | None] = {"structure": True, "not_structure": False, "learnt": None}
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def section_label(request: HttpRequest) -> HttpResponse:
+    """Mark a label of the source structure, not structure, or back to what its counts say,
+    and answer with the labels section (htmx) or back to the page with a message."""
+    workspace, source = _workspace(request), _source(request)
+    if source is None:
+        raise Http404("Say which source.")
+    decision = request.POST.get("structure", "")
+    label = request.POST.get("label", "")
+    try:
+        if decision not in _DECISIONS:
+            raise InvalidInput("Say whether the label is structure.")
+        do_set_section_label(
+            workspace=workspace, source=source, label=label, structure=_DECISIONS[decision],
+            actor=request.user,
+        )  # fmt: skip
+    except DomainError as exc:
+        outcome = Outcome(exc.message, error=True, status=exc.status)
+    else:
+        outcome = Outcome(_said(label, decision))
+    return _labels_answer(request, workspace, source, outcome)
+
+
+@workspace_page(role=Role.EDITOR)
+@require_POST
+def reextract(request: HttpRequest) -> HttpResponse:
+    """Queue the source's extraction again, forced, so the labels as they stand now apply."""
+    workspace, source = _workspace(request), _source(request)
+    if source is None:
+        raise Http404("Say which source.")
+    do_request_extraction(source=source, force=True)
+    return _labels_answer(
+        request, workspace, source, Outcome("Extraction of this source queued again.")
+    )
+
+
+def _said(label: str, decision: str) -> str:
+    text = " ".join(label.split())[:80]
+    if decision == "structure":
+        return f"“{text}” is structure in this source from its next extraction."
+    if decision == "not_structure":
+        return f"“{text}” is not structure: its next extraction may make an entity of it."
+    return f"“{text}” is left to what the source's pages say, from its next extraction."
+
+
+def _labels_answer(
+    request: HttpRequest, workspace: Workspace, source: Source, outcome: Outcome
+) -> HttpResponse:
+    if not request.htmx:  # type: ignore[attr-defined]
+        (messages.error if outcome.error else messages.success)(request, outcome.message)
+        return redirect(_page_url(request, source) + "#labels-heading")
+    return render(
+        request,
+        "explorer/quality/report.html#section-labels",
+        {
+            "labels": _labels(workspace, source),
+            "outcome": outcome,
+            "source": source,
+            "ws": workspace.slug,
+            "can_edit": True,
         },
     )
 
@@ -165,4 +261,6 @@ urlpatterns: list[URLPattern] = [
     path("quality/entities/<int:entity_id>/delete/", delete_name, name="quality_delete"),
     path("quality/entities/<int:entity_id>/block/", block_name, name="quality_block"),
     path("quality/entities/<int:entity_id>/undo/", undo_name, name="quality_undo"),
+    path("quality/labels/", section_label, name="quality_label"),
+    path("quality/labels/reextract/", reextract, name="quality_reextract"),
 ]

@@ -1,7 +1,7 @@
 """Django admin for curation: entities (with their evidence and history), relations (with
 their history and hand-made notes), the merge-suggestion queue, the curation log, and the
-schema registry's entity and relation types.
-Every change goes through the curation actions, so the admin leaves the same events and
+schema registry's entity and relation types, and the overrides of sources' learnt section
+labels. Every change goes through the curation actions, so the admin leaves the same events and
 rules as the API."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from knowledge.actions.curation import (
     do_restore_entity,
     do_update_entity,
 )
+from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.actions.relation_curation import (
     do_delete_relation,
     do_reverse_relation,
@@ -43,6 +44,7 @@ from knowledge.models import (
     MergeSuggestion,
     Relation,
     RelationType,
+    SectionLabelOverride,
     SuggestionStatus,
 )
 from knowledge.models.curation import RelationNote
@@ -390,3 +392,42 @@ class RelationTypeAdmin(TypeAdmin):
             )  # fmt: skip
         except DomainError as exc:
             self.message_user(request, exc.message, messages.ERROR)
+
+
+@admin.register(SectionLabelOverride)
+class SectionLabelOverrideAdmin(admin.ModelAdmin):
+    """A person's word on a source's learnt section labels (the quality page's override).
+    Saving and deleting go through `do_set_section_label`, as the page does; the label of
+    a row is fixed once made (another label is another row)."""
+
+    list_display = ("text", "structure", "source", "workspace", "created_by", "updated_at")
+    list_filter = ("structure", "workspace")
+    search_fields = ("text", "label")
+    fields = ("source", "text", "structure", "label", "created_by", "updated_at")
+    readonly_fields = ("label", "created_by", "updated_at")
+    list_select_related = ("source", "workspace", "created_by")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        fixed = ("source", "text") if obj is not None else ()
+        return (*fixed, *self.readonly_fields)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        try:
+            saved = do_set_section_label(
+                workspace=obj.source.workspace, source=obj.source, label=obj.text,
+                structure=obj.structure, actor=request.user,
+            )  # fmt: skip
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return
+        if saved is not None:
+            obj.pk = saved.pk
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        do_set_section_label(
+            workspace=obj.source.workspace, source=obj.source, label=obj.text, structure=None
+        )
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for row in queryset.select_related("source__workspace"):
+            self.delete_model(request, row)

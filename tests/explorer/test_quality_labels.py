@@ -1,0 +1,195 @@
+"""The quality page shows, per source, the section labels it learnt (with how many documents
+carry each) and lets an editor correct them (explorer/quality_views.py,
+knowledge/selectors/section_labels.py).
+
+The documents are written as the parsers leave them (Markdown-style headings), in the
+shapes of three generators, straight into the tables: what is learnt depends on their text
+only. That the corrections change what extraction makes is
+tests/knowledge/extraction/test_section_labels.py.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from ingest.models import Document, DocumentStatus, Source, SourceKind
+from knowledge.models import SectionLabelOverride
+from knowledge.selectors.section_labels import structure_label_keys
+from tests.support import signed_in
+from workspaces.models import Role
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HX-Request": "true"}
+HOSTILE = '<script>alert("x")</script>'
+
+
+def make_source(workspace, name: str, pages: dict[str, list[str]]) -> Source:
+    """A source whose documents' text is a title and these headings, each over a line."""
+    source = Source.objects.create(workspace=workspace, kind=SourceKind.UPLOAD, name=name)
+    for index, (title, headings) in enumerate(pages.items()):
+        body = "".join(f"## {heading}\n\nSome text about {title}.\n\n" for heading in headings)
+        Document.objects.create(
+            workspace=workspace, source=source, path=f"{index}.html", title=title,
+            text=f"# {title}\n\n{body}", status=DocumentStatus.DONE,
+            content_hash=f"{name}-{index}",
+        )  # fmt: skip
+    return source
+
+
+MANUAL = {
+    "frob": ["NAME", "SYNOPSIS", "DESCRIPTION", "Quillwheel"],
+    "knit": ["NAME", "SYNOPSIS", "DESCRIPTION"],
+    "purl": ["NAME", "SYNOPSIS", "DESCRIPTION"],
+}
+CLASSES = {
+    f"Class {name}": ["Method Summary", "Constructor Detail", HOSTILE]
+    for name in ("Spindle", "Bobbin", "Treadle")
+}
+FUNCTIONS = {f"gearbox.{n}": ["Parameters", "Notes"] for n in ("shift", "clutch", "idle")}
+
+
+def page(client: Client, workspace, source: Source | None = None) -> str:
+    query = {"ws": workspace.slug, **({"source": source.pk} if source else {})}
+    response = client.get(reverse("explorer:quality"), query)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def label_rows(content: str) -> dict[str, tuple[str, str]]:
+    """Label -> (documents, what it is), as the page's table shows them."""
+    rows = re.findall(
+        r'<tr class="section-label[^"]*" data-label="[^"]*">\s*<th scope="row" class="name">'
+        r"(.*?)</th>\s*<td class=\"number\">(.*?)</td>\s*<td>(.*?)</td>",
+        content,
+        re.S,
+    )
+    return {
+        html.unescape(name): (count, re.sub(r"<[^>]+>", "", what).strip())
+        for name, count, what in rows
+    }
+
+
+def post_label(client: Client, workspace, source: Source, label: str, structure: str, **headers):
+    return client.post(
+        f"{reverse('explorer:quality_label')}?ws={workspace.slug}",
+        {"source": source.pk, "label": label, "structure": structure},
+        headers=headers,
+    )
+
+
+def test_each_sources_page_lists_the_labels_it_learnt_with_their_documents(alice):
+    manual = make_source(alice.workspace, "manual", MANUAL)
+    classes = make_source(alice.workspace, "classes", CLASSES)
+    functions = make_source(alice.workspace, "functions", FUNCTIONS)
+    client = signed_in(alice)
+
+    assert label_rows(page(client, alice.workspace, manual)) == {
+        "NAME": ("3", "structure"), "SYNOPSIS": ("3", "structure"),
+        "DESCRIPTION": ("3", "structure"),
+    }  # fmt: skip
+    rows = label_rows(page(client, alice.workspace, classes))
+    assert rows["Method Summary"] == ("3", "structure")
+    assert rows["Constructor Detail"] == ("3", "structure")
+    assert set(label_rows(page(client, alice.workspace, functions))) == {"Parameters", "Notes"}
+    # The workspace's page links to each source's.
+    whole = page(client, alice.workspace)
+    assert all(f"source={s.pk}#labels-heading" in whole for s in (manual, classes, functions))
+
+
+def test_the_page_escapes_a_hostile_label(alice):
+    classes = make_source(alice.workspace, "classes", CLASSES)
+    content = page(signed_in(alice), alice.workspace, classes)
+
+    assert HOSTILE not in content
+    assert html.escape(HOSTILE) in content or "&lt;script&gt;" in content
+    assert HOSTILE in label_rows(content)
+
+
+def test_an_editor_marks_a_label_not_structure_and_back(alice):
+    manual = make_source(alice.workspace, "manual", MANUAL)
+    client = signed_in(alice)
+
+    answer = post_label(client, alice.workspace, manual, "DESCRIPTION", "not_structure", **HTMX)
+    assert answer.status_code == 200
+    assert label_rows(answer.content.decode())["DESCRIPTION"] == ("3", "not structure (marked)")
+    assert "description" not in structure_label_keys(alice.workspace, manual)
+
+    post_label(client, alice.workspace, manual, "DESCRIPTION", "learnt", **HTMX)
+    assert "description" in structure_label_keys(alice.workspace, manual)
+    assert not SectionLabelOverride.objects.exists()
+
+
+def test_an_editor_adds_a_label_as_structure_without_javascript(alice):
+    manual = make_source(alice.workspace, "manual", MANUAL)
+    client = signed_in(alice)
+
+    answer = post_label(client, alice.workspace, manual, "Quillwheel", "structure")
+    assert answer.status_code == 302
+    rows = label_rows(page(client, alice.workspace, manual))
+    assert rows["Quillwheel"] == ("—", "structure (added)")
+    assert "quillwheel" in structure_label_keys(alice.workspace, manual)
+
+
+def test_a_viewer_sees_the_labels_but_cannot_override_them(alice, make_member):
+    manual = make_source(alice.workspace, "manual", MANUAL)
+    viewer = make_member("vera", workspace=alice.workspace.slug, role=Role.VIEWER)
+    client = signed_in(viewer)
+
+    content = page(client, alice.workspace, manual)
+    assert "DESCRIPTION" in label_rows(content)
+    assert "Not structure" not in content
+    answer = post_label(client, alice.workspace, manual, "DESCRIPTION", "not_structure")
+    assert answer.status_code == 403
+    assert not SectionLabelOverride.objects.exists()
+    assert (
+        client.post(
+            f"{reverse('explorer:quality_reextract')}?ws={alice.workspace.slug}",
+            {"source": manual.pk},
+        ).status_code
+        == 403
+    )
+
+
+def test_another_workspaces_source_cannot_be_overridden(alice, bob):
+    theirs = make_source(bob.workspace, "theirs", MANUAL)
+    answer = post_label(signed_in(alice), alice.workspace, theirs, "NAME", "not_structure")
+
+    assert answer.status_code == 404
+    assert not SectionLabelOverride.objects.exists()
+
+
+def test_an_empty_or_unknown_decision_is_refused_in_the_section(alice):
+    manual = make_source(alice.workspace, "manual", MANUAL)
+    client = signed_in(alice)
+
+    empty = post_label(client, alice.workspace, manual, "  ", "structure", **HTMX)
+    assert "Give a label." in empty.content.decode()
+    odd = post_label(client, alice.workspace, manual, "NAME", "maybe", **HTMX)
+    assert "Say whether the label is structure." in odd.content.decode()
+    assert not SectionLabelOverride.objects.exists()
+
+
+def test_the_admin_lists_and_saves_overrides_through_the_action(alice):
+    manual = make_source(alice.workspace, "manual", MANUAL)
+    root = User.objects.create_superuser("root", "root@example.org", "not-used-here-1")
+    client = Client()
+    client.force_login(root)
+
+    added = client.post(
+        "/admin/knowledge/sectionlabeloverride/add/",
+        {"source": manual.pk, "text": "  See   Also ", "structure": "on"},
+    )
+    assert added.status_code == 302
+    row = SectionLabelOverride.objects.get()
+    assert (row.label, row.text, row.structure, row.workspace_id) == (
+        "see also", "See Also", True, alice.workspace.pk,
+    )  # fmt: skip
+    listing = client.get("/admin/knowledge/sectionlabeloverride/")
+    assert listing.status_code == 200 and b"See Also" in listing.content
