@@ -41,14 +41,19 @@ DISTRACTORS = [
 
 
 def answer_pages(questions: Path) -> set[str]:
-    """The pages a questions file names as answers (their paths)."""
+    """The pages a questions file names as answers, or as required documents of a
+    multi-hop question (their paths)."""
     return {
         answer
         for line in questions.read_text(encoding="utf-8").splitlines()
         if line.strip()
-        for answer in json.loads(line)["answers"]
+        for answer in _named(json.loads(line))
         if not answer.startswith("snippet:")
     }
+
+
+def _named(question: dict[str, Any]) -> list[str]:
+    return [*question.get("answers", []), *question.get("requires", [])]
 
 
 def pages(*others: Path) -> list[str]:
@@ -120,13 +125,24 @@ def retrieval_settings() -> dict[str, Any]:
 
 
 def table(report: dict[str, Any]) -> str:
-    """The figures as the Markdown table docs/BENCHMARKS.md shows."""
-    lines = ["| ranking | hit@1 | hit@5 | MRR@10 | nDCG@10 |", "|---|---|---|---|---|"]
+    """The figures as the Markdown table docs/BENCHMARKS.md shows; with multi-hop questions
+    in the set, their full- and partial-support recall@10 beside."""
+    support = bool(report.get("multi_hop_questions"))
+    head = "| ranking | hit@1 | hit@5 | MRR@10 | nDCG@10 |"
+    lines = [
+        head + (" full support@10 | partial support@10 |" if support else ""),
+        "|---|---|---|---|---|" + ("---|---|" if support else ""),
+    ]
     for r in report["rankings"]:
-        lines.append(
+        line = (
             f"| {r['label']} | {r['hit_at_1']:.3f} | {r['hit_at_5']:.3f} "
             f"| {r['mrr_at_10']:.3f} | {r['ndcg_at_10']:.3f} |"
         )
+        if support:
+            line += (
+                f" {r['full_support_recall_at_10']:.3f} | {r['partial_support_recall_at_10']:.3f} |"
+            )
+        lines.append(line)
     return "\n".join(lines)
 
 

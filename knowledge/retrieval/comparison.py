@@ -14,11 +14,18 @@ Every other ranking is then compared, question by question, with the best single
 (the one-signal ranking of the highest MRR@10): the paired difference of reciprocal ranks
 with its bootstrap confidence interval (evaluation.paired_difference). Whether the fusion
 beats what one signal does alone by a clear margin is that interval's lower bound.
+
+Multi-hop questions (a `requires` list: several documents all needed) are scored like the
+others, and also by full- and partial-support recall@10; their figures, and the single-page
+questions', are also given apart (`by_kind`), so a mixed file says how each kind fares.
+On them every ranking is compared with the fusion without the graph (`hybrid`), question
+by question, on full support (0 or 1): whether following the graph brings the second page
+of the answer is what the graph is for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,15 +36,22 @@ from knowledge.retrieval.evaluation import (
     BOOTSTRAP_SEED,
     CONFIDENCE,
     CUTOFF,
+    MULTI_HOP,
+    SINGLE_PAGE,
     PairedDifference,
     Question,
     Scores,
+    Support,
     documents_in_order,
     first_relevant_rank,
+    full_support,
     mean_scores,
+    mean_support,
     paired_difference,
     reciprocal_rank_of,
+    requirements_met,
     score_ranking,
+    score_support,
 )
 from knowledge.retrieval.limits import MAX_LIMIT
 from knowledge.retrieval.query_embedding import embed_query
@@ -72,6 +86,40 @@ class QuestionResult:
     relevant_documents: int
     # Ranking label -> rank of the first relevant document (None: not in the first CUTOFF).
     ranks: dict[str, int | None] = field(default_factory=dict)
+    # Multi-hop only: ranking label -> how many required documents are in the first CUTOFF.
+    met: dict[str, int] = field(default_factory=dict)
+
+    def full_support(self, label: str) -> float:
+        """1.0 when the ranking `label` brought every required document (0.0 for a
+        single-page question)."""
+        return full_support(self.met.get(label, 0), len(self.question.requires))
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "line": self.question.line,
+            "question": self.question.text,
+            "kind": self.question.kind,
+            "relevant_documents": self.relevant_documents,
+            "first_relevant_rank": self.ranks,
+        }
+        if self.question.multi_hop:
+            out["required_documents"] = len(self.question.requires)
+            out["required_found"] = self.met
+            out["full_support_recall_at_10"] = {
+                label: int(self.full_support(label)) for label in self.met
+            }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class KindFigures:
+    """One kind of question's figures for one ranking (support: multi-hop only)."""
+
+    scores: Scores
+    support: Support | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        return {**self.scores.as_dict(), **(self.support.as_dict() if self.support else {})}
 
 
 @dataclass(slots=True)
@@ -83,49 +131,79 @@ class Comparison:
     # The best single signal, and every other ranking's paired difference against it.
     baseline: Ranking | None = None
     margins: list[tuple[Ranking, PairedDifference]] = field(default_factory=list)
+    # Question kind (SINGLE_PAGE, MULTI_HOP) -> each ranking's figures on those alone; only
+    # the kinds the file has.
+    by_kind: dict[str, list[tuple[Ranking, KindFigures]]] = field(default_factory=dict)
+    # On the multi-hop questions: the fusion without the graph, and every other ranking's
+    # paired difference of full support against it.
+    support_baseline: Ranking | None = None
+    support_margins: list[tuple[Ranking, PairedDifference]] = field(default_factory=list)
+
+    def count(self, kind: str) -> int:
+        return sum(1 for r in self.questions if r.question.kind == kind)
+
+    def support(self, ranking: Ranking) -> Support | None:
+        """The ranking's support on the multi-hop questions (None: there are none)."""
+        for scored, figures in self.by_kind.get(MULTI_HOP, []):
+            if scored == ranking:
+                return figures.support
+        return None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "workspace": self.workspace,
             "questions": len(self.questions),
+            "single_page_questions": self.count(SINGLE_PAGE),
+            "multi_hop_questions": self.count(MULTI_HOP),
             "cutoff": CUTOFF,
             "chunks_read": MAX_LIMIT,
             "relevance": "document",
-            "rankings": [
-                {
-                    "name": ranking.name,
-                    "label": ranking.label,
-                    "signals": list(ranking.signals),
-                    "hops": ranking.hops,
-                    **scores.as_dict(),
-                }
-                for ranking, scores in self.rankings
-            ],
-            "per_question": [
-                {
-                    "line": r.question.line,
-                    "question": r.question.text,
-                    "relevant_documents": r.relevant_documents,
-                    "first_relevant_rank": r.ranks,
-                }
-                for r in self.questions
-            ],
+            "rankings": [self._ranking_dict(ranking, scores) for ranking, scores in self.rankings],
+            "by_kind": {
+                kind: [{"label": ranking.label, **figures.as_dict()} for ranking, figures in rows]
+                for kind, rows in self.by_kind.items()
+            },
+            "per_question": [r.as_dict() for r in self.questions],
             "best_single_signal": self.baseline.label if self.baseline else None,
             "bootstrap": {
                 "resamples": BOOTSTRAP_RESAMPLES,
                 "seed": BOOTSTRAP_SEED,
                 "confidence": CONFIDENCE,
             },
-            "margins": [
-                {
-                    "label": ranking.label,
-                    "against": self.baseline.label if self.baseline else None,
-                    **difference.as_dict(),
-                }
-                for ranking, difference in self.margins
-            ],
+            "margins": _margins_dict(self.margins, self.baseline),
+            "full_support_baseline": (
+                self.support_baseline.label if self.support_baseline else None
+            ),
+            "full_support_margins": _margins_dict(self.support_margins, self.support_baseline),
             "warnings": self.warnings,
         }
+
+    def _ranking_dict(self, ranking: Ranking, scores: Scores) -> dict[str, Any]:
+        """A ranking's figures over every question, then its support over the multi-hop
+        ones (null when the file has none)."""
+        support = self.support(ranking)
+        return {
+            "name": ranking.name,
+            "label": ranking.label,
+            "signals": list(ranking.signals),
+            "hops": ranking.hops,
+            **scores.as_dict(),
+            "full_support_recall_at_10": round(support.full_at_10, 4) if support else None,
+            "partial_support_recall_at_10": round(support.partial_at_10, 4) if support else None,
+        }
+
+
+def _margins_dict(
+    margins: Sequence[tuple[Ranking, PairedDifference]], baseline: Ranking | None
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "label": ranking.label,
+            "against": baseline.label if baseline else None,
+            **difference.as_dict(),
+        }
+        for ranking, difference in margins
+    ]
 
 
 def compare_rankings(
@@ -134,19 +212,18 @@ def compare_rankings(
     questions: Sequence[Question],
     rankings: Sequence[Ranking] = RANKINGS,
 ) -> Comparison:
-    """Every question through every ranking; mean figures per ranking, first relevant rank
-    per question, and warnings (no embedding model, questions no document answers)."""
+    """Every question through every ranking; mean figures per ranking (over all questions
+    and per kind), first relevant rank (and required documents found) per question, and
+    warnings (no embedding model, questions or required entries no document matches)."""
     warnings: list[str] = []
     per_ranking: dict[Ranking, list[Scores]] = {r: [] for r in rankings}
+    supports: dict[Ranking, list[Support]] = {r: [] for r in rankings}
     results = []
     unembedded = 0
     for question in questions:
         relevant = relevant_documents(workspace.pk, question)
-        if not relevant:
-            warnings.append(
-                f"line {question.line}: no document of the workspace matches its answers "
-                "(it scores 0 in every ranking)"
-            )
+        required = required_documents(workspace.pk, question)
+        warnings.extend(unmatched_warnings(question, relevant, required))
         vector = embed_query(question.text, [])
         unembedded += vector is None
         result = QuestionResult(question=question, relevant_documents=len(relevant))
@@ -154,6 +231,9 @@ def compare_rankings(
             ranked = ranked_documents(workspace, question.text, ranking, vector)
             per_ranking[ranking].append(score_ranking(ranked, relevant))
             result.ranks[ranking.label] = first_relevant_rank(ranked, relevant)
+            if question.multi_hop:
+                supports[ranking].append(score_support(ranked, required))
+                result.met[ranking.label] = requirements_met(ranked, required)
         results.append(result)
     if unembedded:
         warnings.append(
@@ -162,6 +242,8 @@ def compare_rankings(
         )
     scored = [(r, mean_scores(per_ranking[r])) for r in rankings]
     baseline = best_single_signal(scored)
+    support_baseline = fusion_without_graph(rankings)
+    multi_hop = [r for r in results if r.question.multi_hop]
     return Comparison(
         workspace=workspace.slug,
         rankings=scored,
@@ -169,7 +251,59 @@ def compare_rankings(
         warnings=warnings,
         baseline=baseline,
         margins=[] if baseline is None else paired_margins(results, rankings, baseline),
+        by_kind=figures_by_kind(questions, rankings, per_ranking, supports),
+        support_baseline=support_baseline if multi_hop else None,
+        support_margins=(
+            paired_margins(multi_hop, rankings, support_baseline, figure=FULL_SUPPORT)
+            if multi_hop and support_baseline is not None
+            else []
+        ),
     )
+
+
+def unmatched_warnings(
+    question: Question, relevant: set[int], required: Sequence[set[int]]
+) -> list[str]:
+    """What the workspace cannot answer: a question no document matches, a required
+    entry no document matches (its full support is 0 whatever the ranking)."""
+    if not relevant:
+        return [
+            f"line {question.line}: no document of the workspace matches its answers "
+            "(it scores 0 in every ranking)"
+        ]
+    return [
+        f"line {question.line}: no document of the workspace matches required entry "
+        f"{needed.entry[:80]!r} (full support is 0 in every ranking)"
+        for needed, documents in zip(question.requires, required, strict=True)
+        if not documents
+    ]
+
+
+def figures_by_kind(
+    questions: Sequence[Question],
+    rankings: Sequence[Ranking],
+    scores: dict[Ranking, list[Scores]],
+    supports: dict[Ranking, list[Support]],
+) -> dict[str, list[tuple[Ranking, KindFigures]]]:
+    """Each ranking's mean figures over the single-page questions and over the multi-hop
+    ones (with their support), for the kinds there are. `scores` is per question in
+    `questions`' order; `supports` per multi-hop question."""
+    out: dict[str, list[tuple[Ranking, KindFigures]]] = {}
+    for kind in (SINGLE_PAGE, MULTI_HOP):
+        picked = [n for n, q in enumerate(questions) if q.kind == kind]
+        if not picked:
+            continue
+        out[kind] = [
+            (
+                ranking,
+                KindFigures(
+                    mean_scores([scores[ranking][n] for n in picked]),
+                    mean_support(supports[ranking]) if kind == MULTI_HOP else None,
+                ),
+            )
+            for ranking in rankings
+        ]
+    return out
 
 
 def best_single_signal(scored: Sequence[tuple[Ranking, Scores]]) -> Ranking | None:
@@ -181,19 +315,42 @@ def best_single_signal(scored: Sequence[tuple[Ranking, Scores]]) -> Ranking | No
     return max(single, key=lambda rs: rs[1].mrr_at_10)[0]
 
 
+def fusion_without_graph(rankings: Sequence[Ranking]) -> Ranking | None:
+    """The ranking fusing the most signals without the graph (`hybrid`; the first of
+    equals; None when no ranking fuses several signals without it): what the graph
+    rankings add the graph to."""
+    fused = [r for r in rankings if "graph" not in r.signals and len(r.signals) > 1]
+    return max(fused, key=lambda r: len(r.signals)) if fused else None
+
+
+PerQuestionFigure = Callable[[QuestionResult, str], float]
+
+
+def _reciprocal_rank(result: QuestionResult, label: str) -> float:
+    return reciprocal_rank_of(result.ranks.get(label))
+
+
+def _full_support(result: QuestionResult, label: str) -> float:
+    return result.full_support(label)
+
+
+RECIPROCAL_RANK: PerQuestionFigure = _reciprocal_rank
+FULL_SUPPORT: PerQuestionFigure = _full_support
+
+
 def paired_margins(
-    results: Sequence[QuestionResult], rankings: Sequence[Ranking], baseline: Ranking
+    results: Sequence[QuestionResult],
+    rankings: Sequence[Ranking],
+    baseline: Ranking,
+    *,
+    figure: PerQuestionFigure = RECIPROCAL_RANK,
 ) -> list[tuple[Ranking, PairedDifference]]:
-    """Every ranking but the baseline against it, on these questions' reciprocal ranks
-    (any subset of a comparison's questions: the benchmark reports halves of its set)."""
-    base = [reciprocal_rank_of(r.ranks.get(baseline.label)) for r in results]
+    """Every ranking but the baseline against it, on these questions' `figure` (reciprocal
+    ranks; FULL_SUPPORT on multi-hop questions) — any subset of a comparison's questions:
+    the benchmark reports halves of its set."""
+    base = [figure(r, baseline.label) for r in results]
     return [
-        (
-            ranking,
-            paired_difference(
-                [reciprocal_rank_of(r.ranks.get(ranking.label)) for r in results], base
-            ),
-        )
+        (ranking, paired_difference([figure(r, ranking.label) for r in results], base))
         for ranking in rankings
         if ranking != baseline
     ]
@@ -216,20 +373,40 @@ def ranked_documents(
 
 
 def relevant_documents(workspace_id: int, question: Question) -> set[int]:
-    """The documents any answer of the question matches: URL or path containing a locator,
-    or a chunk that could be a search hit (not boilerplate) containing a snippet, compared
-    as evaluation.normalise does. A duplicate document stands for its original, which
-    holds the chunks."""
+    """The documents any answer of the question matches (or any required entry of a
+    multi-hop question): URL or path containing a locator, or a chunk that could be a
+    search hit (not boilerplate) containing a snippet, compared as evaluation.normalise
+    does. A duplicate document stands for its original, which holds the chunks."""
+    found = matching_documents(workspace_id, question.locators, question.snippets)
+    for documents in required_documents(workspace_id, question):
+        found |= documents
+    return found
+
+
+def required_documents(workspace_id: int, question: Question) -> list[set[int]]:
+    """Per required entry of a multi-hop question, the documents it matches (as an answer
+    would); empty for a single-page question."""
+    return [
+        matching_documents(workspace_id, needed.locators, needed.snippets)
+        for needed in question.requires
+    ]
+
+
+def matching_documents(
+    workspace_id: int, locators: Sequence[str], snippets: Sequence[str]
+) -> set[int]:
+    """The documents whose URL or path contains one of `locators` (lower-cased), or with a
+    chunk (not boilerplate) containing one of `snippets` (normalised)."""
     found: set[int] = set()
     with connection.cursor() as cursor:
-        for locator in question.locators:
+        for locator in locators:
             cursor.execute(
                 "SELECT DISTINCT coalesce(duplicate_of_id, id) FROM ingest_document "
                 "WHERE workspace_id = %s AND strpos(lower(path), %s) > 0",
                 [workspace_id, locator],
             )
             found.update(int(row[0]) for row in cursor.fetchall())
-        for snippet in question.snippets:
+        for snippet in snippets:
             cursor.execute(
                 "SELECT DISTINCT document_id FROM ingest_chunk "
                 "WHERE workspace_id = %s AND NOT boilerplate AND "

@@ -1,6 +1,7 @@
 """Retrieval quality against labelled questions: the questions file, what counts as a
-relevant document, and the ranking metrics (hit@k, MRR@10, nDCG@10). Pure functions; the
-rankings themselves are run by knowledge/retrieval/comparison.py.
+relevant document, and the ranking metrics (hit@k, MRR@10, nDCG@10, and for multi-hop
+questions full-support recall@10). Pure functions; the rankings themselves are run by
+knowledge/retrieval/comparison.py.
 
 The questions file is JSON lines, one question each:
 
@@ -14,6 +15,17 @@ of the optional `snippets` list) matches a document with a chunk whose text cont
 Both comparisons ignore case, and snippets also differences in whitespace. A question needs
 at least one answer.
 
+A multi-hop question is one no single document answers: two pages (or more) joined by a
+shared subject are all needed. Its line lists them in `requires`, each entry matched like an
+answer (a locator, or a `snippet:`), each standing for one document the answer needs:
+
+    {"question": "what grows on the cliffs of the firm Velmora relies on?",
+     "requires": ["velmora-suppliers.html", "snippet:grows blue lichen on the western"]}
+
+`answers` may then be left out (or name further relevant documents that are not needed);
+a line without `requires` is a single-page question, as it always was. `requires` lists at
+least two different entries: one required document is a single-page question.
+
 Relevance is binary and at document level, because a reader is sent to a document: a
 ranking of chunks becomes the ranking of their documents, each at the rank of its best
 chunk (several chunks of the answering document count once), and a document is relevant
@@ -22,11 +34,20 @@ document is among the first k; the reciprocal rank is 1 / the rank of the first 
 one (0 when none); nDCG is the discounted gain of the relevant documents found (1 /
 log2(rank + 1) each) over the best possible, all relevant documents first.
 
+For a multi-hop question every document a `requires` entry matches is relevant too, so
+hit@k and MRR say how soon the first piece of the answer comes. What they cannot say is
+whether the rest comes at all, so a multi-hop question also has full-support recall@10: 1
+when every required entry matches a document among the first CUTOFF, else 0 (an entry
+matching several documents is met by any of them); and partial support, the share of its
+required entries met there. Single-page questions have neither (they are averaged over
+the multi-hop questions alone).
+
 Whether one ranking beats another is a paired question — the same questions, answered
-both ways — so `paired_difference` compares their per-question reciprocal ranks: the mean
-difference, wins, ties and losses, and a 95 % confidence interval for the mean from a
-paired bootstrap (the questions resampled with replacement, BOOTSTRAP_RESAMPLES times,
-from a fixed seed so that a run is repeatable). A margin is clear when the interval's
+both ways — so `paired_difference` compares a per-question figure of both (reciprocal
+ranks; or full support, 0 or 1, on multi-hop questions): the mean difference, wins, ties
+and losses, and a 95 % confidence interval for the mean from a paired bootstrap (the
+questions resampled with replacement, BOOTSTRAP_RESAMPLES times, from a fixed seed so that
+a run is repeatable). A margin is clear when the interval's
 lower bound is above 0: on a set this small, a mean a few questions move is not one.
 """
 
@@ -47,10 +68,28 @@ MAX_QUESTION_CHARS = 1000
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 16
 CONFIDENCE = 0.95
+SINGLE_PAGE = "single_page"
+MULTI_HOP = "multi_hop"
 
 
 class QuestionFileError(Exception):
     """The questions file cannot be read, or a line of it is not a question."""
+
+
+@dataclass(frozen=True, slots=True)
+class Required:
+    """One document a multi-hop question needs: what matches it, as an answer does (one
+    `requires` entry gives one locator or one snippet)."""
+
+    locators: tuple[str, ...] = ()
+    snippets: tuple[str, ...] = ()
+
+    @property
+    def entry(self) -> str:
+        """The entry as the questions file could write it (for messages)."""
+        if self.locators:
+            return self.locators[0]
+        return SNIPPET_PREFIX + (self.snippets[0] if self.snippets else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +98,15 @@ class Question:
     text: str
     locators: tuple[str, ...]  # URL or path substrings, lower-cased
     snippets: tuple[str, ...]  # chunk text substrings, normalised (`normalise`)
+    requires: tuple[Required, ...] = ()  # every one needed: a multi-hop question
+
+    @property
+    def multi_hop(self) -> bool:
+        return bool(self.requires)
+
+    @property
+    def kind(self) -> str:
+        return MULTI_HOP if self.requires else SINGLE_PAGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +122,21 @@ class Scores:
             "hit_at_5": round(self.hit_at_5, 4),
             "mrr_at_10": round(self.mrr_at_10, 4),
             "ndcg_at_10": round(self.ndcg_at_10, 4),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """How much of what a multi-hop question needs a ranking brings in its first CUTOFF
+    documents: all of it (full, 0 or 1 per question) and the share of it (partial)."""
+
+    full_at_10: float
+    partial_at_10: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "full_support_recall_at_10": round(self.full_at_10, 4),
+            "partial_support_recall_at_10": round(self.partial_at_10, 4),
         }
 
 
@@ -122,22 +185,53 @@ def parse_question(raw: Any, line: int, origin: str = "questions") -> Question:
     answers, snippets = raw.get("answers", []), raw.get("snippets", [])
     if not _strings(answers) or not _strings(snippets):
         raise QuestionFileError(f"{where}: answers and snippets must be lists of strings.")
+    requires = parse_requires(raw["requires"], where) if "requires" in raw else ()
     locators: list[str] = []
     texts = [normalise(s) for s in snippets]
     for answer in answers:
-        if answer.startswith(SNIPPET_PREFIX):
-            texts.append(normalise(answer[len(SNIPPET_PREFIX) :]))
-        else:
-            locators.append(answer.strip().lower())
+        kind, matched = answer_matcher(answer)
+        (texts if kind == "snippet" else locators).append(matched)
     locators, texts = [a for a in locators if a], [s for s in texts if s]
-    if not locators and not texts:
+    if not locators and not texts and not requires:
         raise QuestionFileError(f"{where}: at least one non-blank answer is needed.")
     return Question(
         line=line,
         text=text.strip(),
         locators=tuple(dict.fromkeys(locators)),
         snippets=tuple(dict.fromkeys(texts)),
+        requires=requires,
     )
+
+
+def answer_matcher(answer: str) -> tuple[str, str]:
+    """An answer (or a `requires` entry) as ("snippet", normalised text) or ("locator",
+    lower-cased substring); the text is empty when nothing is left of it."""
+    if answer.startswith(SNIPPET_PREFIX):
+        return "snippet", normalise(answer[len(SNIPPET_PREFIX) :])
+    return "locator", answer.strip().lower()
+
+
+def parse_requires(value: Any, where: str) -> tuple[Required, ...]:
+    """The `requires` list of a multi-hop question. Each entry is one needed document; the
+    same entry twice is one."""
+    if not _strings(value) or not value:
+        raise QuestionFileError(
+            f"{where}: requires must be a non-empty list of strings, one per document "
+            "the answer needs."
+        )
+    required: dict[Required, None] = {}
+    for entry in value:
+        kind, matched = answer_matcher(entry)
+        if not matched:
+            raise QuestionFileError(f"{where}: requires has a blank entry ({entry!r}).")
+        needed = Required(snippets=(matched,)) if kind == "snippet" else Required((matched,))
+        required[needed] = None
+    if len(required) < 2:
+        raise QuestionFileError(
+            f"{where}: requires must list at least two different documents (a question "
+            "one document answers lists it in answers)."
+        )
+    return tuple(required)
 
 
 def _strings(value: Any) -> bool:
@@ -216,14 +310,51 @@ def mean_scores(scores: Sequence[Scores]) -> Scores:
     )
 
 
+def requirements_met(ranked_documents: Sequence[int], required: Sequence[set[int]]) -> int:
+    """How many required documents (each a set: the documents its entry matches) have one
+    among the first CUTOFF."""
+    first = set(ranked_documents[:CUTOFF])
+    return sum(1 for documents in required if documents & first)
+
+
+def full_support(met: int, required: int) -> float:
+    """1.0 when every one of `required` (at least one) is met, else 0.0."""
+    return 1.0 if required and met >= required else 0.0
+
+
+def partial_support(met: int, required: int) -> float:
+    """The share of what is required that is met (0.0 when nothing is required)."""
+    return met / required if required else 0.0
+
+
+def score_support(ranked_documents: Sequence[int], required: Sequence[set[int]]) -> Support:
+    """Full and partial support of one multi-hop question's document ranking."""
+    met = requirements_met(ranked_documents, required)
+    return Support(
+        full_at_10=full_support(met, len(required)),
+        partial_at_10=partial_support(met, len(required)),
+    )
+
+
+def mean_support(supports: Sequence[Support]) -> Support:
+    """Support averaged over (multi-hop) questions (0.0 for none)."""
+    n = len(supports)
+    if n == 0:
+        return Support(0.0, 0.0)
+    return Support(
+        full_at_10=sum(s.full_at_10 for s in supports) / n,
+        partial_at_10=sum(s.partial_at_10 for s in supports) / n,
+    )
+
+
 # --- paired comparison --------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class PairedDifference:
-    """One ranking's per-question reciprocal ranks against a baseline's on the same
-    questions: the mean difference, its bootstrap confidence interval, and how many
-    questions it ranked better, alike or worse."""
+    """One ranking's per-question figures (reciprocal ranks, or full support) against a
+    baseline's on the same questions: the mean difference, its bootstrap confidence
+    interval, and how many questions it ranked better, alike or worse."""
 
     mean: float
     ci_low: float
@@ -263,8 +394,9 @@ def paired_difference(
     confidence: float = CONFIDENCE,
 ) -> PairedDifference:
     """`ranking` minus `baseline`, question by question (the same questions in the same
-    order): the mean, a percentile bootstrap interval of the mean at `confidence`, and
-    wins / ties / losses. All 0 for no question."""
+    order; any per-question figure: reciprocal ranks, or full support as 0 / 1): the mean,
+    a percentile bootstrap interval of the mean at `confidence`, and wins / ties / losses.
+    All 0 for no question."""
     if len(ranking) != len(baseline):
         raise ValueError("paired_difference: both rankings need the same questions.")
     differences = np.asarray(ranking, dtype=float) - np.asarray(baseline, dtype=float)

@@ -15,26 +15,35 @@ from django.core.management import CommandError, call_command
 
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.comparison import (
+    FULL_SUPPORT,
     RANKINGS,
     QuestionResult,
     best_single_signal,
+    fusion_without_graph,
     paired_margins,
 )
 from knowledge.retrieval.evaluation import (
     PairedDifference,
     Question,
     QuestionFileError,
+    Required,
     Scores,
+    Support,
     documents_in_order,
     first_relevant_rank,
+    full_support,
     load_questions,
     mean_scores,
+    mean_support,
     ndcg_at,
     paired_difference,
     parse_question,
+    partial_support,
     reciprocal_rank,
     relevance,
+    requirements_met,
     score_ranking,
+    score_support,
 )
 from tests.knowledge.conftest import World
 from workspaces.errors import InvalidInput
@@ -97,6 +106,83 @@ def test_figures_are_averaged_over_the_questions():
     wrong = Scores(0.0, 1.0, 0.25, 0.5)
     assert mean_scores([perfect, wrong]) == Scores(0.5, 1.0, 0.625, 0.75)
     assert mean_scores([]) == Scores(0.0, 0.0, 0.0, 0.0)
+
+
+# --- multi-hop questions: full-support recall ------------------------------------------------
+
+# Two required documents: the first matched by 101 alone, the second by 102 or 103 (an entry
+# matching several documents, as a locator like "asyncio" would).
+REQUIRED = [{101}, {102, 103}]
+
+
+def test_full_support_needs_every_required_document_in_the_first_ten():
+    both = [7, 103, 8, 101]
+    assert requirements_met(both, REQUIRED) == 2
+    assert score_support(both, REQUIRED) == Support(full_at_10=1.0, partial_at_10=1.0)
+    # One of two: no full support, half the support.
+    one = [101, 1, 2, 3, 4, 5, 6, 7, 8, 9, 102]  # 102 at rank 11
+    assert requirements_met(one, REQUIRED) == 1
+    assert score_support(one, REQUIRED) == Support(full_at_10=0.0, partial_at_10=0.5)
+    assert score_support([1, 2], REQUIRED) == Support(0.0, 0.0)
+    # Two documents matching the same entry meet it once.
+    assert score_support([102, 103], REQUIRED) == Support(0.0, 0.5)
+    # A required entry no document matches can never be met.
+    unmet = score_support([101, 102], [{101}, {102}, set()])
+    assert (unmet.full_at_10, unmet.partial_at_10) == (0.0, pytest.approx(2 / 3))
+
+
+def test_hit_and_mrr_of_a_multi_hop_question_count_any_required_document():
+    ranking = [1, 2, 102, 4, 101]
+    relevant = set().union(*REQUIRED)
+    scores = score_ranking(ranking, relevant)
+    assert (scores.hit_at_1, scores.hit_at_5, scores.mrr_at_10) == (0.0, 1.0, pytest.approx(1 / 3))
+    assert score_support(ranking, REQUIRED).full_at_10 == 1.0
+
+
+def test_support_is_averaged_over_the_multi_hop_questions():
+    assert (full_support(2, 2), full_support(1, 2), full_support(0, 0)) == (1.0, 0.0, 0.0)
+    assert (partial_support(1, 4), partial_support(0, 0)) == (0.25, 0.0)
+    supports = [Support(1.0, 1.0), Support(0.0, 0.5), Support(0.0, 0.0)]
+    mean = mean_support(supports)
+    assert (mean.full_at_10, mean.partial_at_10) == (pytest.approx(1 / 3), 0.5)
+    assert mean_support([]) == Support(0.0, 0.0)
+    assert Support(1 / 3, 0.5).as_dict() == {
+        "full_support_recall_at_10": 0.3333,
+        "partial_support_recall_at_10": 0.5,
+    }
+
+
+def test_full_support_is_compared_question_by_question_against_the_fusion_without_graph():
+    vector, keyword, hybrid, graph1, graph2 = RANKINGS
+    assert fusion_without_graph(RANKINGS) == hybrid
+    assert fusion_without_graph([vector, keyword, graph1]) is None
+    needs_two = (Required(("a.html",)), Required(snippets=("b",)))
+    # Required documents found per ranking, per question (two needed each time).
+    met = [
+        {vector.label: 1, keyword.label: 2, hybrid.label: 1, graph1.label: 2, graph2.label: 2},
+        {vector.label: 2, keyword.label: 0, hybrid.label: 1, graph1.label: 2, graph2.label: 1},
+        {vector.label: 2, keyword.label: 1, hybrid.label: 2, graph1.label: 2, graph2.label: 1},
+        {vector.label: 0, keyword.label: 0, hybrid.label: 1, graph1.label: 2, graph2.label: 2},
+    ]
+    results = [
+        QuestionResult(Question(n, f"q{n}", (), (), needs_two), 2, {}, m)
+        for n, m in enumerate(met, 1)
+    ]
+    assert [r.full_support(hybrid.label) for r in results] == [0.0, 0.0, 1.0, 0.0]
+    margins = dict(paired_margins(results, RANKINGS, hybrid, figure=FULL_SUPPORT))
+    assert list(margins) == [vector, keyword, graph1, graph2]
+    # hops 1 has full support on all four, hybrid on one: three wins, one tie.
+    graph = margins[graph1]
+    assert (graph.wins, graph.ties, graph.losses) == (3, 1, 0)
+    assert graph.mean == 0.75
+    assert graph.ci_low > 0 and graph.clear
+    # hops 2: a win (question 1), a tie, a loss (question 3), a win (question 4).
+    assert (margins[graph2].wins, margins[graph2].ties, margins[graph2].losses) == (2, 1, 1)
+    assert margins[graph2].mean == 0.25
+    assert not margins[graph2].clear
+    # A single-page question has no full support, whatever its ranks.
+    single = QuestionResult(Question(9, "q", ("x",), ()), 1, {hybrid.label: 1})
+    assert single.full_support(hybrid.label) == 0.0
 
 
 # --- paired comparison against the best single signal ---------------------------------------
@@ -175,6 +261,47 @@ def test_answers_are_path_substrings_or_snippets_compared_without_case_or_spacin
     assert first.locators == ("library/asyncio-task.html",)
     assert first.snippets == ("run awaitables", "wrap the coro")
     assert (second.line, second.locators, second.snippets) == (3, ("faq",), ())
+
+
+def test_a_multi_hop_line_lists_every_required_document_each_matched_like_an_answer(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    lines = [
+        {"question": "single", "answers": ["faq.html"]},
+        {"question": "two pages", "requires": ["Page-A.html", "snippet:Grows  BLUE lichen",
+                                               "page-a.html"]},
+        {"question": "with answers too", "answers": ["overview"],
+         "requires": ["a.html", "b.html"]},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    single, two_pages, with_answers = load_questions(path)
+    assert (single.requires, single.multi_hop, single.kind) == ((), False, "single_page")
+    assert (two_pages.multi_hop, two_pages.kind) == (True, "multi_hop")
+    # The same entry twice is one required document.
+    assert two_pages.requires == (
+        Required(locators=("page-a.html",)),
+        Required(snippets=("grows blue lichen",)),
+    )
+    assert [r.entry for r in two_pages.requires] == ["page-a.html", "snippet:grows blue lichen"]
+    assert (two_pages.locators, two_pages.snippets) == ((), ())
+    assert with_answers.locators == ("overview",)
+    assert len(with_answers.requires) == 2
+
+
+@pytest.mark.parametrize(
+    ("requires", "message"),
+    [
+        ([], "requires must be a non-empty list of strings"),
+        (["a.html", 2], "requires must be a non-empty list of strings"),
+        ("a.html", "requires must be a non-empty list of strings"),
+        (None, "requires must be a non-empty list of strings"),
+        (["a.html", "snippet:  "], "requires has a blank entry"),
+        (["a.html", "A.HTML "], "at least two different documents"),
+    ],
+)
+def test_a_malformed_requires_is_refused_with_its_line(requires, message):
+    with pytest.raises(QuestionFileError, match=message) as refused:
+        parse_question({"question": "q", "answers": ["x"], "requires": requires}, 4, "q.jsonl")
+    assert "q.jsonl:4" in str(refused.value)
 
 
 @pytest.mark.parametrize(
@@ -345,6 +472,124 @@ def test_eval_retrieval_prints_a_table_of_the_five_rankings(alice, velmora, ques
         wins, ties, losses = (int(n) for n in row[-2].split("/"))
         assert wins + ties + losses == 3
         assert row[-1] in {"yes", "no"}
+
+
+MULTI_HOP_QUESTIONS = [
+    {"question": "Which firm does Velmora count on?", "answers": ["snippet:relies on"]},
+    # Needs both pages: LINK (Velmora relies on Tarrowind) and LICHEN (what Tarrowind
+    # grows). Only LINK shares a word with the question: keyword search never brings LICHEN.
+    {"question": QUESTION, "requires": ["link", "snippet:grows blue lichen"]},
+    # A required page the workspace does not hold: never fully supported.
+    {"question": "Who keeps Velmora's lighthouse?", "requires": ["link", "lighthouse.md"]},
+]
+
+
+@pytest.fixture
+def multi_hop_questions(tmp_path):
+    path = tmp_path / "multi.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in MULTI_HOP_QUESTIONS))
+    return path
+
+
+def test_eval_retrieval_scores_multi_hop_questions_by_full_support(
+    alice, velmora, multi_hop_questions
+):
+    out, err = StringIO(), StringIO()
+    call_command("eval_retrieval", str(multi_hop_questions), "--workspace", "acme", "--json",
+                 stdout=out, stderr=err)  # fmt: skip
+    body = json.loads(out.getvalue())
+    assert (body["questions"], body["single_page_questions"], body["multi_hop_questions"]) == (
+        3, 1, 2,
+    )  # fmt: skip
+    single, both, missing = body["per_question"]
+    assert single["kind"] == "single_page" and "full_support_recall_at_10" not in single
+    assert (both["kind"], both["required_documents"], both["relevant_documents"]) == (
+        "multi_hop", 2, 2,
+    )  # fmt: skip
+    # Keyword search finds LINK only; the vector signal ranks all six documents, so both.
+    assert both["required_found"]["keyword"] == 1
+    assert both["full_support_recall_at_10"]["keyword"] == 0
+    assert both["required_found"]["vector"] == 2
+    assert both["full_support_recall_at_10"]["vector"] == 1
+    assert set(missing["full_support_recall_at_10"].values()) == {0}
+    assert "line 3: no document of the workspace matches required entry 'lighthouse.md'" in (
+        err.getvalue()
+    )
+
+    # Beside hit@k and MRR, over the multi-hop questions; and each kind apart.
+    rankings = {r["label"]: r for r in body["rankings"]}
+    assert list(rankings) == LABELS
+    assert (rankings["keyword"]["full_support_recall_at_10"], rankings["vector"]["full_support_recall_at_10"]) == (
+        0.0, 0.5,
+    )  # fmt: skip
+    assert rankings["keyword"]["partial_support_recall_at_10"] == 0.5  # 1 of 2, twice
+    assert rankings["vector"]["partial_support_recall_at_10"] == 0.75  # 2 of 2, 1 of 2
+    kinds = body["by_kind"]
+    assert [r["label"] for r in kinds["single_page"]] == LABELS
+    single_keyword = kinds["single_page"][1]
+    assert single_keyword["label"] == "keyword"
+    assert (single_keyword["hit_at_1"], single_keyword["mrr_at_10"]) == (1.0, 1.0)
+    assert "full_support_recall_at_10" not in single_keyword
+    multi_vector = kinds["multi_hop"][0]
+    assert (multi_vector["full_support_recall_at_10"], multi_vector["partial_support_recall_at_10"]) == (
+        0.5, 0.75,
+    )  # fmt: skip
+    # LINK, relevant to both multi-hop questions, is keyword search's first document.
+    assert kinds["multi_hop"][1]["hit_at_1"] == 1.0
+
+    # Every ranking against hybrid on full support, multi-hop question by question.
+    assert body["full_support_baseline"] == "hybrid"
+    margins = {m["label"]: m for m in body["full_support_margins"]}
+    assert list(margins) == [label for label in LABELS if label != "hybrid"]
+    for label, margin in margins.items():
+        assert margin["against"] == "hybrid"
+        assert margin["wins"] + margin["ties"] + margin["losses"] == 2
+        assert margin["mean_difference"] == pytest.approx(
+            rankings[label]["full_support_recall_at_10"]
+            - rankings["hybrid"]["full_support_recall_at_10"],
+            abs=2e-4,
+        )
+    # The MRR margins stay over every question.
+    assert all(m["wins"] + m["ties"] + m["losses"] == 3 for m in body["margins"])
+
+    # The table: support beside hit@k and MRR, the kinds apart, the support margins.
+    text = StringIO()
+    call_command("eval_retrieval", str(multi_hop_questions), "--workspace", "acme",
+                 stdout=text, stderr=StringIO())  # fmt: skip
+    lines = text.getvalue().splitlines()
+    assert lines[0].startswith("3 question(s) (1 single-page, 2 multi-hop) on workspace acme")
+    assert lines[1].split() == [
+        "ranking", "hit@1", "hit@5", "MRR@10", "nDCG@10", "full@10", "part@10",
+    ]  # fmt: skip
+    assert lines[3].split()[-2:] == ["0.000", "0.500"]  # keyword
+    alone = lines.index("1 single-page question(s) alone")
+    assert lines[alone + 1].split() == ["ranking", "hit@1", "hit@5", "MRR@10", "nDCG@10"]
+    assert lines[alone + 3].split() == ["keyword", "1.000", "1.000", "1.000", "1.000"]
+    multi = lines.index("2 multi-hop question(s) alone")
+    assert lines[multi + 1].split()[-2:] == ["full@10", "part@10"]
+    assert lines[multi + 2].split()[-2:] == ["0.500", "0.750"]  # vector
+    against = next(n for n, line in enumerate(lines) if line.startswith("against hybrid"))
+    assert "full support per multi-hop question" in lines[against]
+    assert lines[against + 1].split()[:3] == ["ranking", "full", "diff"]
+    assert [line[:24].strip() for line in lines[against + 2 :]] == [
+        label for label in LABELS if label != "hybrid"
+    ]
+
+
+def test_eval_retrieval_exits_2_naming_the_line_of_a_malformed_requires(alice, tmp_path):
+    for requires, message in (
+        ([], "requires must be a non-empty list of strings"),
+        (["link", 7], "requires must be a non-empty list of strings"),
+    ):
+        path = tmp_path / "q.jsonl"
+        path.write_text(
+            json.dumps({"question": "q", "answers": ["x"]}) + "\n\n"
+            + json.dumps({"question": "q2", "requires": requires}) + "\n"
+        )  # fmt: skip
+        with pytest.raises(CommandError, match=f"q.jsonl:3: {message}") as refused:
+            call_command("eval_retrieval", str(path), "--workspace", "acme",
+                         stdout=StringIO(), stderr=StringIO())  # fmt: skip
+        assert refused.value.returncode == 2
 
 
 def test_eval_retrieval_exits_2_on_an_unknown_workspace_or_an_unusable_file(alice, tmp_path):
