@@ -56,3 +56,32 @@ class QualityOut(Schema):
         description="up to 20 active entities whose name the noise filter nearly rejected, "
         "most mentioned first",
     )
+
+
+class SectionLabelOut(Schema):
+    key: str = Field(..., description="what headings and extracted names are compared on")
+    text: str = Field(..., description="the label as the source's headings (or a person) spell it")
+    documents: int = Field(
+        ..., description="documents of the source it heads a section in (0: not learnt)"
+    )
+    learnt: bool = Field(..., description="the source's counts make it structure")
+    override: bool | None = Field(
+        ..., description="a person's word: true structure, false not structure, null none"
+    )
+    structure: bool = Field(
+        ..., description="what extraction does: true makes no entity of it in this source"
+    )
+
+
+class SectionLabelsOut(Schema):
+    source: QualitySource
+    min_documents: int = Field(..., description="a label heads a section in at least this many")
+    min_share: float = Field(..., description="and at least this share of the documents")
+    labels: list[SectionLabelOut] = Field(..., description="learnt ones most common first")
+
+
+class SectionLabelIn(Schema):
+    label: str = Field(..., max_length=80)
+    structure: bool | None = Field(
+        ..., description="true: structure; false: not structure; null: back to the counts"
+    )

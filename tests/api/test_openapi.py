@@ -82,6 +82,9 @@ ADDED_COMPONENTS |= {"WorkspaceImported"}
 # The health report's scheduled upkeep jobs (last and next run, outcome, message).
 ADDED_PROPERTIES["HealthOut"] |= {"upkeep"}
 ADDED_COMPONENTS |= {"UpkeepJobHealth"}
+# A source's learnt section labels, and a person's word on one (read, and PUT by editors).
+ADDED_PATHS |= {"/api/v1/workspaces/{slug}/sources/{source_id}/section-labels"}
+ADDED_COMPONENTS |= {"SectionLabelsOut", "SectionLabelOut", "SectionLabelIn"}
 
 
 def current_document() -> dict[str, Any]:

@@ -2,10 +2,8 @@
 carry each) and lets an editor correct them (explorer/quality_views.py,
 knowledge/selectors/section_labels.py).
 
-The documents are written as the parsers leave them (Markdown-style headings), in the
-shapes of three generators, straight into the tables: what is learnt depends on their text
-only. That the corrections change what extraction makes is
-tests/knowledge/extraction/test_section_labels.py.
+The sources are tests/knowledge/section_label_data.py's. That the corrections change what
+extraction makes is tests/knowledge/extraction/test_section_labels.py.
 """
 
 from __future__ import annotations
@@ -18,41 +16,16 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from ingest.models import Document, DocumentStatus, Source, SourceKind
+from ingest.models import Source
 from knowledge.models import SectionLabelOverride
 from knowledge.selectors.section_labels import structure_label_keys
+from tests.knowledge.section_label_data import CLASSES, FUNCTIONS, HOSTILE, MANUAL, make_source
 from tests.support import signed_in
 from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HX-Request": "true"}
-HOSTILE = '<script>alert("x")</script>'
-
-
-def make_source(workspace, name: str, pages: dict[str, list[str]]) -> Source:
-    """A source whose documents' text is a title and these headings, each over a line."""
-    source = Source.objects.create(workspace=workspace, kind=SourceKind.UPLOAD, name=name)
-    for index, (title, headings) in enumerate(pages.items()):
-        body = "".join(f"## {heading}\n\nSome text about {title}.\n\n" for heading in headings)
-        Document.objects.create(
-            workspace=workspace, source=source, path=f"{index}.html", title=title,
-            text=f"# {title}\n\n{body}", status=DocumentStatus.DONE,
-            content_hash=f"{name}-{index}",
-        )  # fmt: skip
-    return source
-
-
-MANUAL = {
-    "frob": ["NAME", "SYNOPSIS", "DESCRIPTION", "Quillwheel"],
-    "knit": ["NAME", "SYNOPSIS", "DESCRIPTION"],
-    "purl": ["NAME", "SYNOPSIS", "DESCRIPTION"],
-}
-CLASSES = {
-    f"Class {name}": ["Method Summary", "Constructor Detail", HOSTILE]
-    for name in ("Spindle", "Bobbin", "Treadle")
-}
-FUNCTIONS = {f"gearbox.{n}": ["Parameters", "Notes"] for n in ("shift", "clutch", "idle")}
 
 
 def page(client: Client, workspace, source: Source | None = None) -> str:
