@@ -1,7 +1,7 @@
 """The quality panel (issue 39): real corpora from many documentation generators and formats,
 each brought in as a user would, with one table of figures per corpus.
 
-    .venv/bin/python bench/panel.py build [CORPUS ...] [--split tuning|judged]
+    .venv/bin/python bench/panel.py build [CORPUS ...] [--split tuning|judged] [--profile F]
     .venv/bin/python bench/panel.py retrieval [CORPUS ...] [--split tuning|judged]
     .venv/bin/python bench/panel.py sample CORPUS [--seed 39]
     .venv/bin/python bench/panel.py table [--split tuning|judged] [--markdown]
