@@ -71,9 +71,9 @@ def main() -> None:
         print(json.dumps(sample(corpus(args.corpus), seed=args.seed), indent=2))
         return
     if args.command == "table":
-        chosen = _chosen([], args.split)
-        print(table(chosen))
-        print(json.dumps({"multi_hop_pooled": pooled_multi_hop(chosen)}, indent=2))
+        panel = _chosen([], args.split)
+        print(table(panel))
+        print(json.dumps({"multi_hop_pooled": pooled_multi_hop(panel)}, indent=2))
         return
     for chosen in _chosen(args.corpora, args.split):
         if not chosen.root.exists():
