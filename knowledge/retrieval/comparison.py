@@ -17,7 +17,8 @@ beats what one signal does alone by a clear margin is that interval's lower boun
 
 Multi-hop questions (a `requires` list: several documents all needed) are scored like the
 others, and also by full- and partial-support recall@10; their figures, and the single-page
-questions', are also given apart (`by_kind`), so a mixed file says how each kind fares.
+questions', are also given apart (`by_kind`, and the MRR margins of each kind against its
+own best single signal, `margins_by_kind`), so a mixed file says how each kind fares.
 On them every ranking is compared with the fusion without the graph (`hybrid`), question
 by question, on full support (0 or 1): whether following the graph brings the second page
 of the answer is what the graph is for.
@@ -138,9 +139,18 @@ class Comparison:
     # paired difference of full support against it.
     support_baseline: Ranking | None = None
     support_margins: list[tuple[Ranking, PairedDifference]] = field(default_factory=list)
+    # Question kind -> the MRR margins on those questions alone, each kind against its own
+    # best single signal (the baseline of a margin is every other ranking's `against`).
+    margins_by_kind: dict[str, list[tuple[Ranking, PairedDifference]]] = field(default_factory=dict)
 
     def count(self, kind: str) -> int:
         return sum(1 for r in self.questions if r.question.kind == kind)
+
+    def kind_baseline(self, kind: str) -> Ranking | None:
+        """The best single signal on one kind of question alone (None: no single signal,
+        or no question of that kind)."""
+        rows = self.by_kind.get(kind, [])
+        return best_single_signal([(r, f.scores) for r, f in rows])
 
     def support(self, ranking: Ranking) -> Support | None:
         """The ranking's support on the multi-hop questions (None: there are none)."""
@@ -171,6 +181,10 @@ class Comparison:
                 "confidence": CONFIDENCE,
             },
             "margins": _margins_dict(self.margins, self.baseline),
+            "margins_by_kind": {
+                kind: _margins_dict(margins, self.kind_baseline(kind))
+                for kind, margins in self.margins_by_kind.items()
+            },
             "full_support_baseline": (
                 self.support_baseline.label if self.support_baseline else None
             ),
@@ -240,25 +254,36 @@ def compare_rankings(
             f"{unembedded} question(s) could not be embedded (no embedding model): "
             "the vector signal ranked nothing for them"
         )
-    scored = [(r, mean_scores(per_ranking[r])) for r in rankings]
-    baseline = best_single_signal(scored)
-    support_baseline = fusion_without_graph(rankings)
-    multi_hop = [r for r in results if r.question.multi_hop]
-    return Comparison(
+    comparison = Comparison(
         workspace=workspace.slug,
-        rankings=scored,
+        rankings=[(r, mean_scores(per_ranking[r])) for r in rankings],
         questions=results,
         warnings=warnings,
-        baseline=baseline,
-        margins=[] if baseline is None else paired_margins(results, rankings, baseline),
         by_kind=figures_by_kind(questions, rankings, per_ranking, supports),
-        support_baseline=support_baseline if multi_hop else None,
-        support_margins=(
-            paired_margins(multi_hop, rankings, support_baseline, figure=FULL_SUPPORT)
-            if multi_hop and support_baseline is not None
-            else []
-        ),
     )
+    add_margins(comparison, rankings)
+    return comparison
+
+
+def add_margins(comparison: Comparison, rankings: Sequence[Ranking]) -> None:
+    """The paired comparisons: MRR against the best single signal over every question and
+    over each kind alone (against that kind's best single signal), and full support on
+    the multi-hop questions against the fusion without the graph."""
+    comparison.baseline = best_single_signal(comparison.rankings)
+    if comparison.baseline is not None:
+        comparison.margins = paired_margins(comparison.questions, rankings, comparison.baseline)
+    for kind in comparison.by_kind:
+        baseline = comparison.kind_baseline(kind)
+        if baseline is not None:
+            picked = [r for r in comparison.questions if r.question.kind == kind]
+            comparison.margins_by_kind[kind] = paired_margins(picked, rankings, baseline)
+    multi_hop = [r for r in comparison.questions if r.question.multi_hop]
+    support_baseline = fusion_without_graph(rankings)
+    if multi_hop and support_baseline is not None:
+        comparison.support_baseline = support_baseline
+        comparison.support_margins = paired_margins(
+            multi_hop, rankings, support_baseline, figure=FULL_SUPPORT
+        )
 
 
 def unmatched_warnings(

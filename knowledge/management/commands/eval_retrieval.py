@@ -24,7 +24,8 @@ be left out):
 Any required document is relevant for hit@k, MRR and nDCG; full-support recall@10 is 1 when
 every required one is among the first 10 documents, partial support the share of them
 there. With multi-hop questions in the file, the table adds both (over the multi-hop
-questions), a mixed file's single-page and multi-hop questions are also scored apart, and
+questions), a mixed file's single-page and multi-hop questions are also scored apart (with
+MRR margins against each kind's best single signal: `margins_by_kind` in --json), and
 every ranking is compared with hybrid (the fusion without the graph) on full support per
 multi-hop question, by the same paired bootstrap.
 
@@ -139,6 +140,7 @@ class Command(BaseCommand):
                     [(r, f.scores, f.support) for r, f in figures],
                     with_support=kind == MULTI_HOP,
                 )
+                self._kind_margins(comparison, kind)
         self._support_margins(comparison)
 
     def _figures(
@@ -166,6 +168,16 @@ class Command(BaseCommand):
         )
         self._differences(comparison.margins, "MRR diff")
 
+    def _kind_margins(self, comparison: Comparison, kind: str) -> None:
+        baseline = comparison.kind_baseline(kind)
+        if baseline is None:
+            return
+        self.stdout.write(
+            f"against {baseline.label} (best single signal on these), reciprocal rank per "
+            f"question: mean difference, paired bootstrap {CONFIDENCE:.0%} CI, wins/ties/losses"
+        )
+        self._differences(comparison.margins_by_kind[kind], "MRR diff")
+
     def _support_margins(self, comparison: Comparison) -> None:
         if comparison.support_baseline is None:
             return
@@ -178,10 +190,11 @@ class Command(BaseCommand):
 
     def _differences(self, margins: list[tuple[Ranking, PairedDifference]], figure: str) -> None:
         write = self.stdout.write
-        write(f"{'ranking':<24} {figure:>8} {'CI low':>7} {'CI high':>7} {'w/t/l':>9} clear")
+        width = max(8, len(figure))
+        write(f"{'ranking':<24} {figure:>{width}} {'CI low':>7} {'CI high':>7} {'w/t/l':>9} clear")
         for ranking, d in margins:
             counts = f"{d.wins}/{d.ties}/{d.losses}"
             write(
-                f"{ranking.label:<24} {d.mean:>+8.3f} {d.ci_low:>+7.3f} {d.ci_high:>+7.3f} "
-                f"{counts:>9} {'yes' if d.clear else 'no'}"
+                f"{ranking.label:<24} {d.mean:>+{width}.3f} {d.ci_low:>+7.3f} "
+                f"{d.ci_high:>+7.3f} {counts:>9} {'yes' if d.clear else 'no'}"
             )

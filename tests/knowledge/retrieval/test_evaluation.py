@@ -549,8 +549,20 @@ def test_eval_retrieval_scores_multi_hop_questions_by_full_support(
             - rankings["hybrid"]["full_support_recall_at_10"],
             abs=2e-4,
         )
-    # The MRR margins stay over every question.
+    # The MRR margins stay over every question; each kind also has its own, against its
+    # own best single signal.
     assert all(m["wins"] + m["ties"] + m["losses"] == 3 for m in body["margins"])
+    for kind, count in (("single_page", 1), ("multi_hop", 2)):
+        mrr = {r["label"]: r["mrr_at_10"] for r in kinds[kind]}
+        best = max(("vector", "keyword"), key=lambda label: mrr[label])
+        kind_margins = body["margins_by_kind"][kind]
+        assert [m["label"] for m in kind_margins] == [label for label in LABELS if label != best]
+        for margin in kind_margins:
+            assert margin["against"] == best
+            assert margin["wins"] + margin["ties"] + margin["losses"] == count
+            assert margin["mean_difference"] == pytest.approx(
+                mrr[margin["label"]] - mrr[best], abs=2e-4
+            )
 
     # The table: support beside hit@k and MRR, the kinds apart, the support margins.
     text = StringIO()
@@ -565,6 +577,8 @@ def test_eval_retrieval_scores_multi_hop_questions_by_full_support(
     alone = lines.index("1 single-page question(s) alone")
     assert lines[alone + 1].split() == ["ranking", "hit@1", "hit@5", "MRR@10", "nDCG@10"]
     assert lines[alone + 3].split() == ["keyword", "1.000", "1.000", "1.000", "1.000"]
+    assert lines[alone + 7].startswith("against ")
+    assert "(best single signal on these)" in lines[alone + 7]
     multi = lines.index("2 multi-hop question(s) alone")
     assert lines[multi + 1].split()[-2:] == ["full@10", "part@10"]
     assert lines[multi + 2].split()[-2:] == ["0.500", "0.750"]  # vector
