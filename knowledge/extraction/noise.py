@@ -176,6 +176,26 @@ def _dictionary() -> frozenset[str]:
     return frozenset(word for words in table.values() for word in words if word.isalpha())
 
 
+@lru_cache(maxsize=1)
+def _verbs() -> frozenset[str]:
+    """WordNet's verb lemmas (the same index as `_dictionary`); empty when not installed."""
+    try:
+        from spacy.lookups import Lookups
+
+        table = Lookups().from_disk(lemma_lookups_dir()).get_table("lemma_index")
+        return frozenset(word for word in table["verb"] if word.isalpha())
+    except Exception:  # as for _dictionary: the extractor reports a broken install
+        return frozenset()
+
+
+def is_verb_lemma(lemma: str) -> bool:
+    """Whether a lemma is an English verb's ("acquire", "take"), so a relation typed by it
+    names an action: not a truncated word the lemmatizer made up ("une") nor an adjective
+    the tagger took for a verb ("unique"). True when the word list is not installed."""
+    verbs = _verbs()
+    return not verbs or lemma.casefold() in verbs
+
+
 def is_dictionary_word(word: str) -> bool:
     """Whether a word (any case) is a common English word or a regular inflection of one."""
     lower = word.casefold()

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from knowledge.extraction.entity_types import LOCATIVE_WORDS, NAME_PARTICLES, ner_type
-from knowledge.extraction.noise import is_dictionary_word, rejection
+from knowledge.extraction.noise import is_dictionary_word, is_verb_lemma, rejection
 from knowledge.extraction.spacy_model import (
     DATA_DIR_NAME,
     PACKAGE,
@@ -56,9 +56,10 @@ from knowledge.extraction.structural import (
     Sentences,
     StructureReader,
     describe,
+    not_a_subject,
     relate_cooccurring,
 )
-from knowledge.extraction.structure import masked, read_structure
+from knowledge.extraction.structure import Structure, masked, read_structure
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
 from knowledge.extraction.windows import NO_CONTEXT, WindowContext
 from system.loading import LoadOnce
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Part of the extraction cache key: bump whenever the heuristics below change.
-PROMPT_VERSION = "offline-v5"
+PROMPT_VERSION = "offline-v6"
 
 # Components that are never run: the parser already splits sentences, so senter would only
 # cost time and memory. Everything else is needed (tok2vec feeds tagger and parser; tagger
@@ -220,6 +221,8 @@ class OfflineExtractor:
                 text,
                 prose,
                 technical=context.technical or bool(structure.code_spans or structure.code_blocks),
+                structure=structure,
+                about=reader.about,
             )
             mentions = _collect_entities(doc, view, sentences, out, result)
             relations = _relations(doc, text, sentences, out.entities, mentions, result)
@@ -240,7 +243,7 @@ class OfflineExtractor:
             )
             for e in out.entities.values()
         ]
-        result.relations = out.relations + relations
+        result.relations = _better_than_related(out.relations + relations, result)
         result.count("entities", len(result.entities))
         result.count("relations", len(result.relations))
         return result
@@ -378,6 +381,8 @@ class _Prose:
     text: str
     prose: str
     technical: bool
+    structure: Structure | None = None
+    about: frozenset[str] = frozenset()
     lowercase: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -453,6 +458,10 @@ def _noise(
     reason = rejection(name)
     if reason is not None:
         return reason
+    if view.structure is not None:
+        reason = not_a_subject(name, view.structure, view.about)
+        if reason is not None:
+            return reason
     first_word = name.split(maxsplit=1)[0]
     common = first_word not in NAME_PARTICLES and is_dictionary_word(first_word)
     if first_word.islower() and " " in name and common:
@@ -544,6 +553,48 @@ def _verb_type(verb: Token) -> tuple[str, str]:
     return _snake(phrase), phrase
 
 
+# Verbs that state no relation between two things: the copulas ("X is a Y" says what X is),
+# and the verbs that give a thing's name ("X, pronounced Y", "X is called Y", "X is
+# spelled Y"), whose second mention is the first one's name, not another thing.
+_NO_RELATION_VERBS = frozenset({"be", "become", "seem", "pronounce", "spell", "abbreviate"})
+# Naming verbs only as participles: "X is called Y", "a module named Y"; "X calls Y" (a
+# function calling another) is a relation.
+_NAMING_PARTICIPLES = frozenset({"call", "name", "dub", "term"})
+_ADJECTIVE_DEPS = frozenset({"amod", "acomp"})
+
+
+def _states_a_relation(verb: Token) -> bool:
+    """Whether a verb's lemma can type a relation (the sanity check: on an unseen manual
+    the types included "be", "une", "unique" and "pronounce"): an English verb's lemma, used
+    as a verb (not a participle standing as an adjective), and none of _NO_RELATION_VERBS."""
+    lemma = verb.lemma_.casefold()
+    if lemma in _NO_RELATION_VERBS or not is_verb_lemma(lemma):
+        return False
+    if lemma in _NAMING_PARTICIPLES and verb.tag_ == "VBN":
+        return False
+    return verb.tag_.startswith("VB") and verb.dep_ not in _ADJECTIVE_DEPS
+
+
+def _better_than_related(
+    relations: list[ExtractedRelation], result: ParseResult
+) -> list[ExtractedRelation]:
+    """The relations without a `related_to` between two names the window relates otherwise
+    (part_of, references, a verb): related_to says only that nothing better was stated."""
+    typed = {
+        frozenset((r.source.casefold(), r.target.casefold()))
+        for r in relations
+        if r.type != COOCCURRENCE_TYPE
+    }
+    kept = [
+        r
+        for r in relations
+        if r.type != COOCCURRENCE_TYPE
+        or frozenset((r.source.casefold(), r.target.casefold())) not in typed
+    ]
+    result.count("related_superseded", len(relations) - len(kept))
+    return kept
+
+
 def _link(first: _Mention, second: _Mention, doc: Doc) -> _Link:
     """Type and direction of the relation between two mentions of one sentence."""
     cooccurrence = _Link(COOCCURRENCE_TYPE, "", True)
@@ -603,7 +654,7 @@ def _link(first: _Mention, second: _Mention, doc: Doc) -> _Link:
     if any(c.dep_ == "neg" for c in (*verb.children, *typed.children)):
         return cooccurrence
     relation_type, lemma = _verb_type(typed)
-    if not relation_type:
+    if not relation_type or not _states_a_relation(typed):
         return cooccurrence
     role_a = _role(root_a, verb, chain_a)
     role_b = _role(root_b, verb, chain_b)

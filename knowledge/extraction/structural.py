@@ -7,6 +7,12 @@ objects …") defines a term; `package.module.function` in code is an API whose 
 contain it; a link to another page of the site is a reference, with the sentence it sits in
 as evidence; the first column of a table with a header row names the rows' subjects.
 
+What a page only uses to write about something is no subject of it: the slots of its
+synopses and grammars (`table_name`, `<file>`) and the keywords of the language its code is
+written in (`if`, `return`, `SELECT`) are left out (structure.py learns both from the
+window's code), unless the page is about the word itself: a keyword the title or a top
+heading names is the page's subject ("SELECT", "The return statement").
+
 Everything is collected in a `Collector` that the NER pass writes to as well, so one name
 gets one type per window (the first, most reliable, source wins: structure before NER).
 """
@@ -323,11 +329,31 @@ class StructureReader:
     counts: dict[str, int] = field(default_factory=dict)
     # (statement, entity) for every code name met in running text, for co-occurrence.
     statements: list[tuple[tuple[int, int], Found]] = field(default_factory=list)
+    # Casefolded names the page is about (its title's, its top headings'): a keyword or a
+    # slot name among them is a subject all the same.
+    about: frozenset[str] = frozenset()
+
+    def _about(self) -> frozenset[str]:
+        titles = [self.context.title, *self.context.headings[:1]]
+        titles += [
+            self.text[h.title.start : h.title.end] for h in self.structure.headings if h.level == 1
+        ]
+        names = set()
+        for title in titles:
+            name = _page_topic(title, self.context.technical)
+            if name:
+                names.add(name[0].casefold())
+        return frozenset(names)
+
+    def unwanted(self, name: str) -> str | None:
+        """Why a name is no subject in this window ("placeholder", "keyword"), or None."""
+        return not_a_subject(name, self.structure, self.about)
 
     def count(self, key: str) -> None:
         self.counts[key] = self.counts.get(key, 0) + 1
 
     def read(self) -> None:
+        self.about = self._about()
         subject = self.subject()
         self.headings(subject)
         self.definitions()
@@ -341,12 +367,18 @@ class StructureReader:
         if not title:
             top = [h for h in self.structure.headings if h.level == 1]
             title = self.text[top[0].title.start : top[0].title.end] if top else ""
-        topic = topic_name(title) if title else None
+        topic = _page_topic(title, self.context.technical) if title else None
         if topic is None:
             return None
         name, description = topic
         places = _occurrences(self.text, name)
-        found = self.out.add(name, _type_of(name), places[0] if places else None, description)
+        keyword = name.casefold() in KEYWORDS
+        found = self.out.add(
+            name,
+            CODE_TYPE if keyword else _type_of(name, technical=self.context.technical),
+            places[0] if places else None,
+            description,
+        )
         if found is not None:
             for place in places[1:3]:
                 self.out.add(name, found.type, place)
@@ -378,6 +410,7 @@ class StructureReader:
         if not description:
             description = self._following_statement(heading.line.end)
         self.count("structure_headings")
+        # A section heading in capitals ("DESCRIPTION", "SEE ALSO") is no command.
         return self.out.add(name, _type_of(name), place, description)
 
     def _following_statement(self, position: int) -> str:
@@ -401,6 +434,10 @@ class StructureReader:
             name = code or (topic_name(raw) or (None, ""))[0]
             if name is None:
                 self.count("structure_definitions_skipped")
+                continue
+            reason = self.unwanted(name)
+            if reason is not None:
+                self.count(f"structure_{reason}s_skipped")
                 continue
             term_place = _find(self.text, name, entry.term.start, entry.term.end)
             said = describe(self.text, entry.definition.start, entry.definition.end)
@@ -439,8 +476,14 @@ class StructureReader:
     def code_entity(self, span: Span) -> Found | None:
         raw = self.text[span.start : span.end]
         name = code_name(raw)
+        if name is None and plain(raw).strip().casefold() in self.about:
+            name = plain(raw).strip()  # a keyword on the page about it
         if name is None:
             self.count("structure_code_skipped")
+            return None
+        reason = self.unwanted(name)
+        if reason is not None:
+            self.count(f"structure_{reason}s_skipped")
             return None
         offset = raw.find(name)
         place = (span.start + offset, span.start + offset + len(name)) if offset >= 0 else None
@@ -475,10 +518,18 @@ class StructureReader:
             if name is None or name.casefold() in _GENERIC_LINK_TEXT:
                 self.count("structure_links_skipped")
                 continue
+            if name.casefold() == subject.name.casefold() or self.unwanted(name) is not None:
+                self.count("structure_links_skipped")  # the page itself, or a slot
+                continue
             for start, end in _occurrences(self.text, text)[:3]:
                 statement = self.sentences.at(start, self.text)
                 place = _find(self.text, name, start, end)
-                target = self.out.add(name, _type_of(name), place, describe(self.text, *statement))
+                target = self.out.add(
+                    name,
+                    _type_of(name, technical=self.context.technical),
+                    place,
+                    describe(self.text, *statement),
+                )
                 if target is not None:
                     self.out.relate(subject, target, REFERENCE_TYPE, statement, self.text)
                     self.count("structure_links")
@@ -499,7 +550,7 @@ class StructureReader:
         common = all(is_dictionary_word(w) for w in words) or (
             words[:1] and words[0].islower() and is_dictionary_word(words[0])
         )
-        if name is None or (not code and common):
+        if name is None or (not code and common) or self.unwanted(name) is not None:
             self.count("structure_table_rows_skipped")
             return
         facts = [
@@ -508,7 +559,9 @@ class StructureReader:
             if header and self.text[cell.start : cell.end].strip()
         ]
         place = _find(self.text, name, cells[0].start, cells[0].end)
-        found = self.out.add(name, _type_of(name), place, "; ".join(facts))
+        found = self.out.add(
+            name, _type_of(name, technical=self.context.technical), place, "; ".join(facts)
+        )
         if found is None:
             return
         self.count("structure_table_rows")
@@ -519,10 +572,57 @@ class StructureReader:
                     self.out.relate(found, other, RELATED_TYPE, line, self.text)
 
 
-def _type_of(name: str) -> str:
+def _type_of(name: str, *, technical: bool = False) -> str:
+    """The type of a title's, heading's, link's or table cell's name, from its shape alone
+    (and whether the document is technical), so that one name gets one type wherever it
+    is met: a command in capitals ("VACUUM", "CREATE TABLE") is a technology as its code
+    span is, not a concept on its own page and a technology on the others'."""
     if code_name(name) == name and _looks_like_code(name):
         return CODE_TYPE
+    if technical and _COMMAND.match(name):
+        return CODE_TYPE
     return DOCUMENT_TYPE if _DOCUMENT_TITLE.search(name) else FALLBACK_TYPE
+
+
+# Up to four words in capitals, the first of three letters at least (no "A" or "IT").
+_COMMAND = re.compile(r"^[A-Z]{3,}[A-Z0-9_]*(?: [A-Z][A-Z0-9_]+){0,3}$")
+
+
+def _page_topic(title: str, technical: bool) -> tuple[str, str] | None:
+    """The name and description a page's title gives its subject; a keyword is a subject
+    when a title names it alone ("return", "SELECT — retrieve rows"): that is its page."""
+    topic = topic_name(title)
+    if topic is not None:
+        return topic
+    text = _NUMBERING.sub("", plain(title)).strip().rstrip(":")
+    parts = [p.strip() for p in _TITLE_SEPARATORS.split(text) if p.strip()]
+    if not parts or not (
+        parts[0].casefold() in KEYWORDS or (technical and _COMMAND.match(parts[0]))
+    ):
+        return None
+    return parts[0], " — ".join(parts[1:3])
+
+
+def not_a_subject(name: str, structure: Structure, about: Collection[str] = ()) -> str | None:
+    """Why the window's structure says a name is no subject: "placeholder" (a slot of its
+    synopses), "keyword" (a word of the language its code is in), or None. Names the page
+    is about (`about`, casefolded) always are subjects."""
+    folded = name.casefold()
+    if folded in about:
+        return None
+    if folded in structure.placeholders:
+        return "placeholder"
+    if name in structure.keywords or (" " not in name and folded in KEYWORDS):
+        return "keyword"
+    # Where the code is written in capitalised keywords, another English word in capitals
+    # is one of them too ("use `SELECT` to read it" beside a synopsis of CREATE … IF NOT
+    # EXISTS); a capitalised name that is no word ("GTK", "NFS") stays a name.
+    if structure.keywords and _UPPER_WORD.match(name) and is_dictionary_word(name):
+        return "keyword"
+    return None
+
+
+_UPPER_WORD = re.compile(r"^[A-Z]{2,}$")
 
 
 # A heading, link or page title that names a document, by the word a manual ends such a

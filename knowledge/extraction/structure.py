@@ -7,6 +7,15 @@ separator. What a document says about itself this way is far more reliable than 
 trained NER model on technical text, so the offline extractor reads it first. This module
 only finds the pieces (character offsets into the window text, no spaCy, no Django); the
 extractor decides what becomes an entity.
+
+Two vocabularies are learnt from the window's own code, because no list could name them for
+every language a document may be about:
+- placeholders, the slots of a command synopsis or a grammar (`table_name`, `<file>`,
+  `target_list`): written in italics inside code, in angle brackets, or as the lower-case
+  words of a synopsis line (one with optional parts, alternatives or a repeat: `[ ... ]`,
+  `{ a | b }`, `...`, `::=`). They stand for what a reader fills in, never for a subject.
+- keywords, the upper-case words a language is written in (`SELECT`, `CREATE TABLE`,
+  `IF NOT EXISTS`): upper-case words of code that sit on one line with another one.
 """
 
 from __future__ import annotations
@@ -26,6 +35,29 @@ _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 # Nor a dunder name ("__init__"): technical text writes those far more often than bold.
 _DUNDER = re.compile(r"(?<![\w*])__[A-Za-z][\w.]*?__(?![\w*])")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
+# A slot in italics, the code inside the emphasis or the emphasis inside the code:
+# *`table_name`*, _`file`_, `*name*`.
+_ITALIC_CODE = re.compile(
+    r"(?<![*\w])([*_])`([A-Za-z_][\w-]{0,80})`\1(?![*\w])|`([*_])([A-Za-z_][\w-]{0,80})\3`"
+)
+# A slot in angle brackets (escaped or not): <file>, \<pathspec>, `<name>`; never a type
+# argument (List<String> follows a word) nor a capitalised name.
+_ANGLE_SLOT = re.compile(r"(?<![\w<])\\?<([a-z][a-z0-9_-]{0,80})\\?>")
+# What makes a line a synopsis or a grammar rule: an optional part with alternatives or a
+# repeat, an optional part written with spaces inside ("[ TEMPORARY ]"), alternatives in
+# braces, a repeat mark, or a grammar's "::=".
+_SYNOPSIS_MARK = re.compile(
+    r"\\?\[[^\]\n]*?[^\s\[.…]\s*(?:\||\.\.\.|…)|\\?\[ [^\]\n]* \\?\]"
+    r"|\{[^}\n]*\|[^}\n]*\}|\[, ?\.\.\.|::="
+)
+# A lower-case word of a synopsis line: not an option (--name, -n), not a member or path
+# (a.b, a/b), not a call, not in quotes (a grammar's literal terminals).
+_SLOT_WORD = re.compile(r"(?<![\w\-./$'\"=])[a-z][a-z0-9_]*(?![\w\-./('\"=])")
+# A sentence's end inside a paragraph: prose, which a synopsis is not.
+_PROSE = re.compile(r"[a-z][.!?] +[A-Z]")
+# Upper-case words of code: no variable ($HOME), no assignment (PATH=…), no path or version
+# (HTTP/1.1), no call (COUNT(…)).
+_UPPER_WORD = re.compile(r"(?<![\w$./-])[A-Z][A-Z]+(?![\w=(./-])")
 # Anchor glyphs documentation generators put next to headings ("Title¶", "Title #").
 _GLYPHS = re.compile(r"\s*(?:[¶§🔗]|\uFE0F|\u200B|(?<=\s)#)+\s*$")
 
@@ -65,6 +97,10 @@ class Structure:
     headings: tuple[Heading, ...]
     definitions: tuple[Definition, ...]
     tables: tuple[Table, ...]
+    # Learnt from the window's code (see the module's docstring): casefolded placeholder
+    # names, and keywords as written.
+    placeholders: frozenset[str] = frozenset()
+    keywords: frozenset[str] = frozenset()
 
     def in_code_block(self, position: int) -> bool:
         return any(b.start <= position < b.end for b in self.code_blocks)
@@ -90,7 +126,62 @@ def read_structure(text: str) -> Structure:
         for m in _DEFINITION.finditer(text)
         if outside(m.start()) and m.group("term").strip()
     )
-    return Structure(blocks, spans, headings, definitions, _tables(text, outside))
+    return Structure(
+        blocks,
+        spans,
+        headings,
+        definitions,
+        _tables(text, outside),
+        placeholders=placeholders(text, blocks),
+        keywords=keywords(text, blocks, spans),
+    )
+
+
+def placeholders(text: str, blocks: tuple[Span, ...]) -> frozenset[str]:
+    """The window's slot names, casefolded: italic code, names in angle brackets, and the
+    lower-case words of its synopsis lines (of a whole code block when one line of it is
+    a synopsis, of the paragraph otherwise: a synopsis wraps onto several lines)."""
+    found = {m.group(2) or m.group(4) for m in _ITALIC_CODE.finditer(text)}
+    found.update(m.group(1) for m in _ANGLE_SLOT.finditer(text))
+    for start, end in _synopses(text, blocks):
+        piece = _ITALIC_CODE.sub(" ", text[start:end])
+        for line in piece.splitlines():
+            words = _SLOT_WORD.findall(line.replace("`", " ").replace("\\", " "))
+            # A line that begins at the margin begins with the command it documents.
+            found.update(words[1:] if line.lstrip("*_`")[:1].isalpha() else words)
+    return frozenset(name.casefold() for name in found if name)
+
+
+def _synopses(text: str, blocks: tuple[Span, ...]) -> list[tuple[int, int]]:
+    pieces: list[tuple[int, int]] = []
+    for match in _SYNOPSIS_MARK.finditer(text):
+        block = next((b for b in blocks if b.start <= match.start() < b.end), None)
+        if block is not None:
+            piece = (block.start, block.end)
+        else:
+            before = text.rfind("\n\n", 0, match.start())
+            after = text.find("\n\n", match.end())
+            piece = (before + 2 if before >= 0 else 0, len(text) if after < 0 else after)
+            if _PROSE.search(text, *piece):
+                continue  # a paragraph of sentences that quotes an option, not a synopsis
+        if piece not in pieces:
+            pieces.append(piece)
+    return pieces
+
+
+def keywords(text: str, blocks: tuple[Span, ...], spans: tuple[Span, ...]) -> frozenset[str]:
+    """Upper-case words of the window's code that share a line with another one: the words
+    a language is written in ("CREATE TABLE", "IF NOT EXISTS"), not an environment variable
+    or a constant named alone."""
+    lines = [line for b in blocks for line in text[b.start : b.end].splitlines()]
+    lines += [text[s.start : s.end] for s in spans]
+    lines += [text[start:end] for start, end in _synopses(text, blocks)]
+    found: set[str] = set()
+    for line in lines:
+        words = set(_UPPER_WORD.findall(line))
+        if len(words) >= 2:
+            found.update(words)
+    return frozenset(found)
 
 
 def _cells(text: str, line_start: int, inner: str, inner_start: int) -> tuple[Span, ...]:
