@@ -8,7 +8,9 @@ least max(MIN_DOCUMENTS, MIN_SHARE of) the source's documents. No list of words:
 generator built the pages, the labels it puts on every page are found by counting, and a
 heading that one page has (its own subject, or a name it documents) stays a heading that
 may name an entity. Duplicates count once, like boilerplate; code blocks are no headings
-(a "# comment" in an example).
+(a "# comment" in an example). Each document's headings are read from its text once per
+process and version of the text (`_HeadingCache`): extraction asks for the labels once per
+group of documents, all through a crawl.
 
 A person can correct the answer per source (`SectionLabelOverride`): a learnt label that
 is a subject after all, or a label the counts missed. `structure_label_keys` is what
@@ -20,9 +22,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
-
-from django.db import connection
 
 from ingest.models import Document, DocumentStatus, Source
 from knowledge.canonical import canonical_name
@@ -73,61 +75,100 @@ class SectionLabel:
         return self.learnt if self.override is None else self.override
 
 
-# Each document's distinct heading lines outside ``` blocks (the chunker's headings:
-# ingest/chunking.py), lower-cased with spaces collapsed, counted once per document. The
-# fence pattern is non-greedy: each block from its opening to its closing fence.
-_HEADINGS = r"""
-    WITH docs AS (
-        SELECT d.id, regexp_replace(d.text, %(fence)s, '', 'g') AS body
-        FROM {document} d
-        WHERE d.workspace_id = %(ws)s AND d.source_id = %(source)s AND d.status <> %(duplicate)s
-          AND d.text LIKE '%%#%%'
-    ),
-    heads AS (
-        SELECT DISTINCT docs.id,
-               lower(regexp_replace(btrim(m[1]), '\s+', ' ', 'g')) AS label,
-               btrim(m[1]) AS raw
-        FROM docs, regexp_matches(docs.body, %(heading)s, 'gn') AS m
-    )
-    SELECT label, count(DISTINCT id), mode() WITHIN GROUP (ORDER BY raw)
-    FROM heads GROUP BY label HAVING count(DISTINCT id) >= %(threshold)s
-    ORDER BY count(DISTINCT id) DESC, label
-    LIMIT %(limit)s
-"""
+# A heading line as the chunker reads one (ingest/chunking.py), or a ``` fence: no heading
+# inside a code block (a "# comment" in an example). Headings longer than a label are titles.
+_LINE = re.compile(
+    rf"^[ \t]*(?:(```)[^\n]*|#{{1,6}}[ \t]+([^\n]{{1,{MAX_LABEL_CHARS}}}?)[ \t]*)$", re.M
+)
+# Documents whose text is read at a time.
+_BATCH = 200
+# Sources whose documents' headings this process keeps (the most recently used ones).
+_CACHED_SOURCES = 32
 
-_DOCUMENTS = """
-    SELECT count(*) FROM {document} d
-    WHERE d.workspace_id = %(ws)s AND d.source_id = %(source)s AND d.status <> %(duplicate)s
-"""
+
+def headings(text: str) -> dict[str, str]:
+    """The distinct section headings of a parsed text outside code blocks: key -> the first
+    spelling."""
+    found: dict[str, str] = {}
+    code = False
+    for match in _LINE.finditer(text):
+        if match.group(1):
+            code = not code
+        elif not code and match.group(2):
+            raw = match.group(2).strip()
+            key = label_key(raw)
+            if key:
+                found.setdefault(key, raw)
+    return found
+
+
+class _HeadingCache:
+    """Each document's headings, by source, with the version of the text they were read
+    from (its `updated_at`, which every parse moves): extraction asks for a source's labels
+    once per group of documents, and a crawl of 2,000 pages would otherwise read all their
+    text again each time. Only new and changed documents are read; the counts are summed
+    from what is kept."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sources: OrderedDict[int, dict[int, tuple[str, dict[str, str]]]] = OrderedDict()
+
+    def documents(self, workspace: Workspace, source: Source) -> list[dict[str, str]]:
+        versions = dict(
+            Document.objects.for_workspace(workspace)
+            .filter(source=source)
+            .exclude(status=DocumentStatus.DUPLICATE)
+            .values_list("pk", "updated_at")
+        )
+        with self.lock:
+            kept = self.sources.pop(source.pk, {})
+        current = {
+            pk: kept[pk] for pk in versions if pk in kept and kept[pk][0] == str(versions[pk])
+        }
+        missing = sorted(set(versions) - set(current))
+        for start in range(0, len(missing), _BATCH):
+            rows = (
+                Document.objects.for_workspace(workspace)
+                .filter(pk__in=missing[start : start + _BATCH])
+                .values_list("pk", "updated_at", "text")
+            )
+            for pk, updated_at, text in rows:
+                current[pk] = (str(updated_at), headings(text or ""))
+        with self.lock:
+            self.sources[source.pk] = current
+            while len(self.sources) > _CACHED_SOURCES:
+                self.sources.popitem(last=False)
+        return [found for _, found in current.values()]
+
+
+_cache = _HeadingCache()
 
 
 def learnt_section_labels(workspace: Workspace, source: Source) -> list[SectionLabel]:
     """The labels the source's counts make structure, most common first (at most
     MAX_LABELS); `source` must be the workspace's (callers look it up with
     `get_source_for_workspace`)."""
-    params: dict[str, int | str] = {
-        "ws": workspace.pk,
-        "source": source.pk,
-        "duplicate": DocumentStatus.DUPLICATE,
-        "fence": "```.*?```",
-        "heading": rf"^#{{1,6}}[ \t]+([^\n]{{1,{MAX_LABEL_CHARS}}})$",
-        "limit": MAX_LABELS,
-    }
-    tables = {"document": Document._meta.db_table}
-    with connection.cursor() as cursor:
-        cursor.execute(_DOCUMENTS.format(**tables), params)
-        documents = int(cursor.fetchone()[0])
-        if documents < MIN_DOCUMENTS:
-            return []
-        params["threshold"] = document_threshold(documents)
-        cursor.execute(_HEADINGS.format(**tables), params)
-        rows = cursor.fetchall()
-    merged: dict[str, SectionLabel] = {}
-    for _, count, raw in rows:
-        key = label_key(raw)
-        if key and (key not in merged or merged[key].documents < count):
-            merged[key] = SectionLabel(key=key, text=_shown(raw), documents=count, learnt=True)
-    return sorted(merged.values(), key=lambda label: (-label.documents, label.key))
+    documents = _cache.documents(workspace, source)
+    if len(documents) < MIN_DOCUMENTS:
+        return []
+    counts: Counter[str] = Counter()
+    spellings: dict[str, Counter[str]] = {}
+    for found in documents:
+        counts.update(found.keys())
+        for key, raw in found.items():
+            spellings.setdefault(key, Counter())[raw] += 1
+    threshold = document_threshold(len(documents))
+    learnt = [
+        SectionLabel(
+            key=key,
+            text=_shown(spellings[key].most_common(1)[0][0]),
+            documents=count,
+            learnt=True,
+        )
+        for key, count in counts.items()
+        if count >= threshold
+    ]
+    return sorted(learnt, key=lambda label: (-label.documents, label.key))[:MAX_LABELS]
 
 
 def _shown(raw: str) -> str:

@@ -23,6 +23,7 @@ from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.models import Entity, EntityState, Mention, Relation
 from knowledge.selectors.section_labels import (
+    headings,
     label_key,
     learnt_section_labels,
     section_labels,
@@ -304,3 +305,11 @@ def test_label_keys_agree_across_case_marks_and_punctuation():
     assert label_key("SEE ALSO") == label_key("See also") == label_key("**See Also:**")
     assert label_key("`Returns`") == "returns"
     assert label_key("   ") == ""
+
+
+def test_headings_are_read_as_the_chunker_reads_them_outside_code_blocks():
+    text = (
+        "# frob\n\n## NAME ##\n\nfrob - frobnicate\n\n```sh\n# comment, not a heading\n```\n\n"
+        "  ### **See Also**\n\n## " + "A title far longer than any section label " * 3 + "\n"
+    )
+    assert headings(text) == {"frob": "frob", "name": "NAME ##", "see also": "**See Also**"}
