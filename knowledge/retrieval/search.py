@@ -33,10 +33,13 @@ from knowledge.retrieval.pool import log_access_failure, start
 from knowledge.retrieval.query_embedding import embed_query
 from knowledge.retrieval.rerank import RerankSettings, coverage_of, rerank
 from knowledge.retrieval.signals.expansion import (
+    SEED_MIN_SPECIFICITY,
+    GraphChunks,
     Specificity,
     graph_chunks,
     graph_proximity,
     graph_seeds,
+    named_seeds,
     seed_specificity,
 )
 from knowledge.retrieval.signals.keyword import keyword_signal
@@ -114,7 +117,7 @@ def hybrid_search(
         recognised = recognise(workspace.pk, request.text, type_ids)
     report.used.append("recognition")
     proximity: dict[int, tuple[float, int]] = {}
-    by_graph: list[tuple[int, float]] = []
+    by_graph = GraphChunks([], frozenset())
     graph_ok = False
     specificity = None
     if request.uses({"graph"}):
@@ -124,13 +127,16 @@ def hybrid_search(
     keyword_chunks = _keyword_wait(keyword_job, report) if keyword_job is not None else []
 
     with report.timer("fusion"):
-        fused = fuse_chunks(vector_chunks, keyword_chunks, by_graph)
+        fused = fuse_chunks(vector_chunks, keyword_chunks, by_graph.ranked, strong=by_graph.strong)
         entity_order = fuse_entities(recognised, vector_entities, proximity)[:ENTITY_LIMIT]
     if specificity is not None:
         fused = _rerank_stage(request, fused, recognised, specificity, report)
     fused = fused[: request.limit]
     with report.timer("hydrate"):
         entities = entity_hits(workspace.pk, entity_order, recognised, vector_entities, proximity)
+        named = _named(recognised, specificity)
+        for entity in entities:
+            entity.named = entity.id in named
         entity_ids = [e.id for e in entities]
         chunks = chunk_hits(workspace.pk, fused, entity_ids)
         relations = relation_hits(
@@ -324,24 +330,37 @@ def _vector_stage(
     return vector_chunks, [e for e in vector_entities if e[1] >= ENTITY_MIN_SIMILARITY]
 
 
+def _named(recognised: list[Recognised], specificity: Specificity | None) -> set[int]:
+    """The entities the query names: recognised by a whole name or alias, and specific
+    enough to seed the graph (when the search weighed them)."""
+    return {
+        r.entity_id
+        for r in recognised
+        if r.whole and (specificity is None or specificity.get(r.entity_id) >= SEED_MIN_SPECIFICITY)
+    }
+
+
 def _graph_stage(
     request: _Request,
     recognised: list[Recognised],
     vector_entities: list[tuple[int, float]],
     report: _Report,
-) -> tuple[dict[int, tuple[float, int]], list[tuple[int, float]], bool, Specificity]:
-    """Graph proximity of entities near the seeds, then of the chunks that mention them;
-    whether the graph backend answered (no seeds: nothing to ask, not a failure); and the
-    specificity of the entities met (the reranking weighs recognised entities by it)."""
+) -> tuple[dict[int, tuple[float, int]], GraphChunks, bool, Specificity]:
+    """Graph proximity of entities near the seeds, then of the chunks that mention them
+    (and which of those mention a seed the query names); whether the graph backend
+    answered (no seeds: nothing to ask, not a failure); and the specificity of the
+    entities met (the reranking weighs recognised entities by it). Recognised entities
+    count by their mentions and by how common the query's words for them are."""
     proximity: dict[int, tuple[float, int]] = {}  # entity -> (score, depth)
-    chunks: list[tuple[int, float]] = []
+    chunks = GraphChunks([], frozenset())
     graph_ok = True
     with report.timer("graph"):
         candidates = graph_seeds(recognised, vector_entities)
-        specificity = seed_specificity(request.workspace.pk, list(candidates))
+        written = {r.entity_id: r.matched for r in recognised if r.whole}
+        specificity = seed_specificity(request.workspace.pk, list(candidates), written)
         seeds = graph_seeds(recognised, vector_entities, specificity)
         if not seeds:
-            return {}, [], True, specificity
+            return {}, chunks, True, specificity
         try:
             proximity = graph_proximity(
                 request.workspace.pk,
@@ -361,6 +380,7 @@ def _graph_stage(
                 request.candidates,
                 request.scope,
                 specificity,
+                named_seeds(recognised, seeds),
             )
     if graph_ok:
         report.used.append("graph")

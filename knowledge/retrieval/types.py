@@ -36,6 +36,10 @@ class Recognised:
     matched: str
     start: int  # word positions in the query, end exclusive
     end: int
+    # Whether the query writes a whole name or alias of the entity, not a looser form of it
+    # that only the canonical key equates ("file" for "--file" or "file_name"): only then
+    # may it seed the graph (knowledge/retrieval/signals/recognition.py).
+    whole: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,9 @@ class EntityHit:
     similarity: float | None = None  # cosine similarity of its name to the query
     depth: int | None = None  # hops from the nearest seed
     proximity: float | None = None
+    # The query names it: by a whole name or alias, and one specific enough to seed the
+    # graph (a common word of the question that happens to be a name is not naming it).
+    named: bool = False
 
 
 @dataclass(slots=True)

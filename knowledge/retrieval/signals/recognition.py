@@ -1,7 +1,14 @@
 """Query-entity recognition: active entities whose canonical name or alias is one of the
 query's n-grams, put through the same canonical key as consolidation (one indexed `= ANY`
 lookup, no scans). Recognised entities rank first among the result's entities and seed the
-graph expansion."""
+graph expansion.
+
+The canonical key is loose on purpose (consolidation must meet "--file", "<file>" and
+"file" as one key), so each match also says whether the query writes the name whole: the
+same words with the same marks inside them ("--file", "file_name" or "COPY ... FROM" are
+not what a question says when it writes "file", "file name" or "copy from"). Only a whole
+match names the entity; a loose one is still listed, but seeds nothing
+(knowledge/retrieval/signals/expansion.py)."""
 
 from __future__ import annotations
 
@@ -36,6 +43,9 @@ _STOPWORDS = _words(
     give list please"""
 )
 _WORD = re.compile(r"\S+")
+# What a name's inner marks are compared without: apostrophes (the key deletes them) and
+# the full stop of an abbreviation ("St. Louis").
+_IGNORED_MARKS = re.compile(r"['\u2019]|\.(?=\s)")
 
 
 def _ngrams(text: str) -> list[tuple[str, int, int]]:
@@ -83,15 +93,37 @@ def recognise(workspace_id: int, text: str, type_ids: list[int] | None) -> list[
             by_key[key].append((ngram, start, end))
     if not by_key:
         return []
+    written: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for entity_id, key, name in _named(workspace_id, sorted(by_key), type_ids):
+        written[(int(entity_id), key)].append(name)
     found: list[Recognised] = []
-    for entity_id, key in _named(workspace_id, sorted(by_key), type_ids):
+    for (entity_id, key), names in written.items():
         for ngram, start, end in by_key.get(key, []):
-            found.append(Recognised(int(entity_id), ngram, start, end))
+            whole = any(names_whole(ngram, name) for name in names)
+            found.append(Recognised(entity_id, ngram, start, end, whole=whole))
     return _outermost(found)
 
 
-def _named(workspace_id: int, keys: list[str], type_ids: list[int] | None) -> list[tuple[int, str]]:
-    """(entity id, key) of the active entities whose canonical name or an alias is a key."""
+def inner_marks(text: str) -> str:
+    """The marks inside a name, once the punctuation around it is set aside: "--" for
+    "--file", "_" for "file_name", "..." for "COPY ... FROM", "" for "`file`" or "file()"."""
+    core = _IGNORED_MARKS.sub("", text.strip().strip(EDGE_PUNCTUATION + " "))
+    return "".join(ch for ch in core if not (ch.isalnum() or ch.isspace()))
+
+
+def names_whole(ngram: str, name: str) -> bool:
+    """Whether the query's `ngram`, which has the canonical key of `name`, writes that name
+    whole: the key already sets aside case, accents, a leading article and a final plural;
+    what it also equates, and a question does not mean by it, is a name with other marks
+    inside ("--file", "file_name", "COPY ... FROM" for "file", "file name", "copy from")."""
+    return inner_marks(ngram) == inner_marks(name)
+
+
+def _named(
+    workspace_id: int, keys: list[str], type_ids: list[int] | None
+) -> list[tuple[int, str, str]]:
+    """(entity id, key, name or alias as written) of the active entities whose canonical
+    name or an alias is a key."""
     type_clause = " AND e.type_id = ANY(%s)" if type_ids is not None else ""
     params: list[Any] = [workspace_id, keys]
     if type_ids is not None:
@@ -100,11 +132,11 @@ def _named(workspace_id: int, keys: list[str], type_ids: list[int] | None) -> li
     if type_ids is not None:
         params.append(type_ids)
     sql = f"""
-        SELECT e.id, e.canonical_name FROM knowledge_entity e
+        SELECT e.id, e.canonical_name, e.name FROM knowledge_entity e
         WHERE e.workspace_id = %s AND e.canonical_name = ANY(%s) AND e.state = 'active'
         {type_clause}
         UNION
-        SELECT e.id, a.canonical FROM knowledge_alias a
+        SELECT e.id, a.canonical, a.name FROM knowledge_alias a
         JOIN knowledge_entity e ON e.id = a.entity_id
         WHERE a.workspace_id = %s AND a.canonical = ANY(%s) AND e.state = 'active'
         {type_clause}
@@ -115,9 +147,9 @@ def _named(workspace_id: int, keys: list[str], type_ids: list[int] | None) -> li
 
 
 def _outermost(found: list[Recognised]) -> list[Recognised]:
-    """One match per entity, none strictly inside another entity's longer span, in query
-    order."""
-    found.sort(key=lambda r: (-(r.end - r.start), r.start, r.entity_id))
+    """One match per entity (a whole one first), none strictly inside another entity's
+    longer span, in query order."""
+    found.sort(key=lambda r: (-(r.end - r.start), not r.whole, r.start, r.entity_id))
     kept: list[Recognised] = []
     for r in found:
         inside = any(
