@@ -30,6 +30,7 @@ from knowledge.actions.ask import MODES, llm_configured
 from knowledge.answering.readable import passage_blocks, readable
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS
 from knowledge.retrieval.search import hybrid_search
+from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import ChunkHit
 from knowledge.selectors.schema import list_entity_types
 from workspaces.errors import InvalidInput
@@ -176,7 +177,9 @@ def _results(
             _passage(workspace, n, hit, passage_blocks(hit.text, in_code=hit.id in in_code), terms)
             for n, hit in enumerate(result.chunks, start=1)
         ],
-        "entities": result.entities,
+        # Chips: what the question names or the first passages are about, not every
+        # entity that helped rank (a loose match of one common word of the question).
+        "entities": question_subjects(result),
         "relations": result.relations,
         "paths": [[node.name for node in p.nodes] for p in result.paths],
         "seed_ids": ",".join(map(str, entity_ids)),

@@ -48,6 +48,7 @@ from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.models import CommunitySummary, LlmCall
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.limits import MAX_QUERY_CHARS
+from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import QueryVector
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
@@ -366,7 +367,7 @@ def prepare_ask(
         mode=mode,
         llm_configured=llm_configured(),
         passages=_passages(workspace, result.chunks),
-        entities=[{"id": e.id, "name": e.name, "type": e.type} for e in result.entities],
+        entities=[{"id": e.id, "name": e.name, "type": e.type} for e in question_subjects(result)],
         relations=[
             {"id": r.id, "source_id": r.source_id, "target_id": r.target_id, "type": r.type}
             for r in result.relations
