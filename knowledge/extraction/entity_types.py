@@ -99,7 +99,11 @@ def ner_type(
     if mapped is None:
         return None
     if not technical:
-        return CODE_TYPE if is_unmistakably_code(name) else mapped
+        if is_unmistakably_code(name) or (
+            mapped in _PLACE_OR_PERSON and _named_like_software(name)
+        ):
+            return CODE_TYPE
+        return mapped
     if is_code_shaped(name):
         return CODE_TYPE
     words = words_of(name)
@@ -122,6 +126,18 @@ def ner_type(
     if mapped == "product":
         return CODE_TYPE
     return mapped
+
+
+_PLACE_OR_PERSON = frozenset(("location", "person"))
+# An acronym grown onto a word ("HarbourSQL", "LibreCAD", "iOS"-like): how software and
+# formats are named, never places or people ("McAllen", "DeKalb" have one capital inside).
+_ACRONYM_HUMP = re.compile(r"^[A-Za-z]*[a-z][A-Z]{2,}[A-Za-z0-9]*$")
+
+
+def _named_like_software(name: str) -> bool:
+    """Whether a one-word name is shaped as only software is: the same product's name was a
+    place in prose that had no code and a technology everywhere else (two entities)."""
+    return bool(_ACRONYM_HUMP.match(name))
 
 
 def _full_name(words: list[str], lowercase: Collection[str]) -> bool:

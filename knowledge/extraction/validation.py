@@ -13,12 +13,16 @@ Counts added by `validate_window` (to those already on the result):
 - over_entity_limit / over_relation_limit: items dropped beyond max_entities / max_relations.
 - malformed: relations with an empty source or target.
 - self_relation: relations whose source and target are the same name (casefolded).
+- retyped_relations: relations whose type states nothing (a copula alone: "be", "is"),
+  kept as `related_to`; empty_relation_type: such relations dropped because the window
+  relates the same two names otherwise.
 The "entities" and "relations" counts keep the parser's numbers (what the model gave).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from knowledge.extraction.parsing import note_problem
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
@@ -135,6 +139,45 @@ def name_rejection_reason(name: str) -> str | None:
     return None
 
 
+RELATED_TYPE = "related_to"
+# Types that state no relation, whoever wrote them: a copula or an auxiliary alone. "X is
+# Y" says what X is; as an edge it joined a product to every noun of its first sentence.
+_EMPTY_RELATION_TYPES = frozenset(
+    {"be", "is", "are", "was", "were", "been", "being", "am", "become", "becomes", "seem",
+     "seems", "do", "does", "did", "has_been"}
+)  # fmt: skip
+
+
+def relation_type_states_something(type_name: str) -> bool:
+    """The sanity check every relation type passes (a known type always does): not empty,
+    not a copula or auxiliary alone."""
+    folded = type_name.strip().casefold()
+    return bool(folded) and folded not in _EMPTY_RELATION_TYPES
+
+
+def _sane_types(relations: list[ExtractedRelation], out: ParseResult) -> list[ExtractedRelation]:
+    """Relations whose type fails the sanity check become `related_to`, unless the window
+    relates the two names otherwise (then they add nothing and are dropped)."""
+    stated = {
+        frozenset((r.source.strip().casefold(), r.target.strip().casefold()))
+        for r in relations
+        if relation_type_states_something(r.type)
+    }
+    sane: list[ExtractedRelation] = []
+    for relation in relations:
+        if relation_type_states_something(relation.type):
+            sane.append(relation)
+            continue
+        pair = frozenset((relation.source.strip().casefold(), relation.target.strip().casefold()))
+        if pair in stated:
+            out.count("empty_relation_type")
+            continue
+        stated.add(pair)
+        out.count("retyped_relations")
+        sane.append(replace(relation, type=RELATED_TYPE, keywords=(), proposed_type=False))
+    return sane
+
+
 def validate_window(result: ParseResult, *, max_entities: int, max_relations: int) -> ParseResult:
     """A new ParseResult without badly named entities, self-relations and items over limits.
 
@@ -155,7 +198,7 @@ def validate_window(result: ParseResult, *, max_entities: int, max_relations: in
             entities.append(entity)
 
     relations: list[ExtractedRelation] = []
-    for relation in result.relations:
+    for relation in _sane_types(result.relations, out):
         source, target = relation.source.strip(), relation.target.strip()
         if not source or not target:
             out.count("malformed")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.extraction.entity_types import ner_type
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.extraction.structure import read_structure
 from knowledge.extraction.windows import WindowContext
@@ -214,3 +215,11 @@ def test_a_capitalised_section_heading_is_no_command(extractor):
 
     assert types.get("DESCRIPTION", "concept") == "concept"
     assert types.get("OPTIONS", "concept") == "concept"
+
+
+def test_a_product_named_with_a_grown_on_acronym_is_never_a_place_or_a_person():
+    # Prose without code keeps the model's labels, except for a shape only software has.
+    assert ner_type("GPE", "HarbourSQL", technical=False, locative=True) == "technology"
+    assert ner_type("PERSON", "LibreCAD", technical=False, locative=False) == "technology"
+    assert ner_type("GPE", "McAllen", technical=False, locative=True) == "location"
+    assert ner_type("PERSON", "DeKalb", technical=False, locative=False) == "person"

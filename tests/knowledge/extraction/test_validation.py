@@ -295,3 +295,22 @@ def test_a_parsed_reply_with_leaked_template_pieces_is_cleaned_for_storage():
     assert out.counts["rejected_markdown"] == 1
     assert out.counts["self_relation"] == 1
     assert out.counts["fenced"] == 2
+
+
+def test_a_relation_typed_by_a_copula_alone_becomes_related_to():
+    parsed = ParseResult(
+        relations=[
+            relation("Kestrel", "Widgetron", "be"),
+            relation("Globex", "Acme", "IS"),
+            relation("Acme", "Globex", "acquired"),
+            relation("Initech", "Acme", "works_with"),
+        ]
+    )
+    out = validate_window(parsed, max_entities=10, max_relations=10)
+    assert [(r.source, r.target, r.type) for r in out.relations] == [
+        ("Kestrel", "Widgetron", "related_to"),
+        ("Acme", "Globex", "acquired"),  # the pair's copula added nothing: dropped
+        ("Initech", "Acme", "works_with"),
+    ]
+    assert out.counts["retyped_relations"] == 1
+    assert out.counts["empty_relation_type"] == 1
