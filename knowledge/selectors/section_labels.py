@@ -27,15 +27,18 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from ingest.models import Document, DocumentStatus, Source
-from knowledge.canonical import canonical_name
+from knowledge.canonical import EDGE_PUNCTUATION, canonical_name
 from knowledge.models import SectionLabelOverride
 from workspaces.models import Workspace
 
 # The defaults of the boilerplate counts (ingest/boilerplate.py MIN_DOCUMENTS): three pages
 # are a pattern, two may be a coincidence.
 MIN_DOCUMENTS = 3
-# In a large source a label must also be common: 2 % of 300 pages is 6, of 2,000 pages 40.
-MIN_SHARE = 0.02
+# In a large source a label must also be common: 5 % of 300 pages is 15, of 2,000 pages 100.
+# Less let shared sections in: of 150 pages of a manual of commands, a section three or
+# four commands include ("MERGE STRATEGIES", "Commit Limiting") is a subject, while the
+# labels head from 8 % ("NOTES") to all of them.
+MIN_SHARE = 0.05
 # A section label is short; longer repeated headings are titles (and bound what is read).
 MAX_LABEL_CHARS = 80
 # At most this many labels per source are learnt and shown, most common first.
@@ -44,6 +47,25 @@ MAX_LABELS = 300
 # Markdown emphasis and code marks around a heading's text ("**NAME**", "`Returns`"), and
 # the permalink glyphs some generators leave at its end.
 _MARKS = re.compile(r"^[\s*_`#¶§]+|[\s*_`#¶§]+$")
+
+
+# A heading that is a name of code, not words: in code marks, or with code punctuation
+# (calls, generics, paths, dotted or snake_case names), or one token in lower or camel case
+# ("equals", "hashCode": an API reference's member headings, repeated on every class that
+# has the member). Section labels are words: "SYNOPSIS", "Parameters", "See also".
+_CODE_PUNCTUATION = re.compile(r"[()\[\]{}<>=/\\_]|::|\w\.\w")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def looks_like_name(raw: str) -> bool:
+    """Whether a heading is a name of code rather than a section label (see above)."""
+    text = raw.strip()
+    if text.startswith("`"):
+        return True
+    text = _MARKS.sub("", text).strip(EDGE_PUNCTUATION + " ")
+    if _CODE_PUNCTUATION.search(text):
+        return True
+    return " " not in text and bool(text) and (text[0].islower() or bool(_CAMEL.search(text)))
 
 
 def label_key(text: str) -> str:
@@ -97,9 +119,24 @@ def headings(text: str) -> dict[str, str]:
         elif not code and match.group(2):
             raw = match.group(2).strip()
             key = label_key(raw)
-            if key:
+            if key and not looks_like_name(raw):
                 found.setdefault(key, raw)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What a version of a document's text gives: its headings (key -> spelling) and its
+    title's words."""
+
+    version: str
+    headings: dict[str, str]
+    title: str
+
+
+def _words(text: str) -> str:
+    """The words of a text, case folded, each between spaces: " git add 1 manual page "."""
+    return f" {' '.join(re.findall(r'\w+', text.casefold()))} "
 
 
 class _HeadingCache:
@@ -111,9 +148,9 @@ class _HeadingCache:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.sources: OrderedDict[int, dict[int, tuple[str, dict[str, str]]]] = OrderedDict()
+        self.sources: OrderedDict[int, dict[int, _Read]] = OrderedDict()
 
-    def documents(self, workspace: Workspace, source: Source) -> list[dict[str, str]]:
+    def documents(self, workspace: Workspace, source: Source) -> list[_Read]:
         versions = dict(
             Document.objects.for_workspace(workspace)
             .filter(source=source)
@@ -123,22 +160,22 @@ class _HeadingCache:
         with self.lock:
             kept = self.sources.pop(source.pk, {})
         current = {
-            pk: kept[pk] for pk in versions if pk in kept and kept[pk][0] == str(versions[pk])
+            pk: kept[pk] for pk in versions if pk in kept and kept[pk].version == str(versions[pk])
         }
         missing = sorted(set(versions) - set(current))
         for start in range(0, len(missing), _BATCH):
             rows = (
                 Document.objects.for_workspace(workspace)
                 .filter(pk__in=missing[start : start + _BATCH])
-                .values_list("pk", "updated_at", "text")
+                .values_list("pk", "updated_at", "text", "title")
             )
-            for pk, updated_at, text in rows:
-                current[pk] = (str(updated_at), headings(text or ""))
+            for pk, updated_at, text, title in rows:
+                current[pk] = _Read(str(updated_at), headings(text or ""), _words(title))
         with self.lock:
             self.sources[source.pk] = current
             while len(self.sources) > _CACHED_SOURCES:
                 self.sources.popitem(last=False)
-        return [found for _, found in current.values()]
+        return list(current.values())
 
 
 _cache = _HeadingCache()
@@ -153,11 +190,13 @@ def learnt_section_labels(workspace: Workspace, source: Source) -> list[SectionL
         return []
     counts: Counter[str] = Counter()
     spellings: dict[str, Counter[str]] = {}
-    for found in documents:
-        counts.update(found.keys())
-        for key, raw in found.items():
+    for read in documents:
+        counts.update(read.headings.keys())
+        for key, raw in read.headings.items():
             spellings.setdefault(key, Counter())[raw] += 1
     threshold = document_threshold(len(documents))
+    common = [key for key, count in counts.items() if count >= threshold]
+    subjects = _subjects(common, [read.title for read in documents], threshold)
     learnt = [
         SectionLabel(
             key=key,
@@ -166,9 +205,21 @@ def learnt_section_labels(workspace: Workspace, source: Source) -> list[SectionL
             learnt=True,
         )
         for key, count in counts.items()
-        if count >= threshold
+        if count >= threshold and key not in subjects
     ]
     return sorted(learnt, key=lambda label: (-label.documents, label.key))[:MAX_LABELS]
+
+
+def _subjects(keys: list[str], titles: list[str], threshold: int) -> set[str]:
+    """Those of the keys the source's titles name as often as its headings repeat them: the
+    source's own subject ("GIT" closes every page of a manual of git commands, titled
+    "git-add(1)"), which its pages name everywhere, not a label of its structure."""
+    found = set()
+    for key in keys:
+        phrase = _words(key)
+        if phrase.strip() and sum(phrase in title for title in titles) >= threshold:
+            found.add(key)
+    return found
 
 
 def _shown(raw: str) -> str:

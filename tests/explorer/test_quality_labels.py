@@ -17,9 +17,17 @@ from django.test import Client
 from django.urls import reverse
 
 from ingest.models import Source
+from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.models import SectionLabelOverride
 from knowledge.selectors.section_labels import structure_label_keys
-from tests.knowledge.section_label_data import CLASSES, FUNCTIONS, HOSTILE, MANUAL, make_source
+from tests.knowledge.section_label_data import (
+    AMPERSAND,
+    CLASSES,
+    FUNCTIONS,
+    HOSTILE,
+    MANUAL,
+    make_source,
+)
 from tests.support import signed_in
 from workspaces.models import Role
 
@@ -78,11 +86,18 @@ def test_each_sources_page_lists_the_labels_it_learnt_with_their_documents(alice
 
 def test_the_page_escapes_a_hostile_label(alice):
     classes = make_source(alice.workspace, "classes", CLASSES)
+    do_set_section_label(workspace=alice.workspace, source=classes, label=HOSTILE, structure=True)
     content = page(signed_in(alice), alice.workspace, classes)
 
     assert HOSTILE not in content
-    assert html.escape(HOSTILE) in content or "&lt;script&gt;" in content
-    assert HOSTILE in label_rows(content)
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in content
+    assert AMPERSAND not in content
+    assert "Usage &amp; &quot;Notes&quot;" in content
+    rows = label_rows(content)
+    assert rows[AMPERSAND] == ("3", "structure")
+    assert rows[HOSTILE] == ("—", "structure (added)")
+    # Member headings are names of code, never labels.
+    assert not {"equals", "hashCode"} & set(rows)
 
 
 def test_an_editor_marks_a_label_not_structure_and_back(alice):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from ingest.models import Document, DocumentStatus, Source, SourceKind
 
 HOSTILE = '<script>alert("x")</script>'
+# A label of words that needs escaping all the same.
+AMPERSAND = 'Usage & "Notes"'
 
 # Manual pages; one has a section of its own.
 MANUAL = {
@@ -15,9 +17,10 @@ MANUAL = {
     "knit": ["NAME", "SYNOPSIS", "DESCRIPTION"],
     "purl": ["NAME", "SYNOPSIS", "DESCRIPTION"],
 }
-# Class pages of an API reference, with a hostile heading each.
+# Class pages of an API reference, with a heading to escape each, and member headings (names
+# of code, never labels).
 CLASSES = {
-    f"Class {name}": ["Method Summary", "Constructor Detail", HOSTILE]
+    f"Class {name}": ["Method Summary", "Constructor Detail", AMPERSAND, "equals", "hashCode"]
     for name in ("Spindle", "Bobbin", "Treadle")
 }
 # Function pages with parameter sections.

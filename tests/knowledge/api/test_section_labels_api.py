@@ -9,7 +9,7 @@ import json
 import pytest
 
 from knowledge.models import SectionLabelOverride
-from tests.knowledge.section_label_data import CLASSES, HOSTILE, MANUAL, make_source
+from tests.knowledge.section_label_data import AMPERSAND, CLASSES, HOSTILE, MANUAL, make_source
 from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db
@@ -61,8 +61,8 @@ def test_an_editor_overrides_a_label_both_ways_and_a_viewer_cannot(alice, make_m
 
 def test_a_hostile_label_comes_back_as_data(alice):
     classes = make_source(alice.workspace, "classes", CLASSES)
-    labels = alice.client().get(url(alice, classes)).json()["labels"]
-    assert HOSTILE in {label["text"] for label in labels}
+    labels = put(alice, classes, {"label": HOSTILE, "structure": True}).json()["labels"]
+    assert {HOSTILE, AMPERSAND} <= {label["text"] for label in labels}
 
 
 def test_an_empty_label_is_refused(alice):

@@ -26,10 +26,12 @@ from knowledge.selectors.section_labels import (
     headings,
     label_key,
     learnt_section_labels,
+    looks_like_name,
     section_labels,
     structure_label_keys,
 )
 from tests.knowledge.conftest import World
+from tests.knowledge.section_label_data import make_source
 from tests.support import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -312,4 +314,28 @@ def test_headings_are_read_as_the_chunker_reads_them_outside_code_blocks():
         "# frob\n\n## NAME ##\n\nfrob - frobnicate\n\n```sh\n# comment, not a heading\n```\n\n"
         "  ### **See Also**\n\n## " + "A title far longer than any section label " * 3 + "\n"
     )
-    assert headings(text) == {"frob": "frob", "name": "NAME ##", "see also": "**See Also**"}
+    # "frob", a command's name, is no label either.
+    assert headings(text) == {"name": "NAME ##", "see also": "**See Also**"}
+
+
+def test_a_heading_that_names_code_is_no_label():
+    assert all(
+        looks_like_name(raw)
+        for raw in ("equals", "hashCode", "`JSONField`", "pub fn len(&self)", "get_config_vars",
+                    "Methods declared in class java.lang.Object", "std::vec")
+    )  # fmt: skip
+    assert not any(
+        looks_like_name(raw)
+        for raw in ("SYNOPSIS", "Parameters", "See also", "Method Summary", "**Notes:**", "GIT")
+    )
+
+
+def test_a_heading_every_title_names_is_the_sources_subject_not_a_label(alice):
+    """A manual of one tool's commands closes each page with a section named for the tool;
+    the titles name it too: it is what the source is about."""
+    source = make_source(
+        alice.workspace,
+        "tool",
+        {f"kestrel-{c}(1) Manual Page": ["SYNOPSIS", "KESTREL"] for c in ("wind", "fly", "nest")},
+    )
+    assert [label.text for label in learnt_section_labels(alice.workspace, source)] == ["SYNOPSIS"]
