@@ -101,7 +101,7 @@ def quality(request: HttpRequest) -> HttpResponse:
             "page_url": _page_url(request, source),
             "labels": _labels(workspace, source) if source is not None else None,
             "sources": _sources(workspace) if source is None else None,
-            "label_rule": {"documents": MIN_DOCUMENTS, "percent": round(MIN_SHARE * 100, 1)},
+            "label_rule": {"documents": MIN_DOCUMENTS, "percent": f"{MIN_SHARE * 100:g}"},
         },
     )
 
