@@ -5,8 +5,14 @@ get their visible body text. Scripts, styles and other non-visible markup are re
 tree before either step, so their text can never leak into the index. (Metadata is read first,
 from a copy: authors and dates often live in JSON-LD script blocks.) Documentation pages are
 prepared first (html_structure.py): permalink glyphs out, definition lists into term and `: `
-definition lines. trafilatura escapes every `_` and `*` of prose for Markdown; identifiers
-read better without the backslashes, so those escapes are undone outside code.
+definition lines, layout lists into blocks, headings as marked paragraphs trafilatura cannot
+drop, preformatted and synopsis blocks as marks put back after it as fenced code of their own
+text (trafilatura fenced some, wrote others as escaped prose). The text then always starts
+with a heading (the page's title when its own first heading comes later or not at all), so
+every chunk of a page has a heading path. trafilatura escapes Markdown's inline characters of
+prose (`_ * ` ~ [ ] <`) and a leading `#`, `>`, `-`, `+` or `1.` of a line; the text is read,
+not rendered, so those escapes are undone outside code, and emphasis wrapped around a code
+span (`*`name`*`) goes.
 """
 
 from __future__ import annotations
@@ -21,10 +27,16 @@ import trafilatura
 from ingest.parsers.base import ParsedDocument, ParseError, ParserLimits
 from ingest.parsers.html_links import site_links
 from ingest.parsers.html_structure import (
+    code_from_marks,
     collapse_line_breaks,
     flatten_definition_lists,
+    headings_from_marks,
+    inline_divs_as_paragraphs,
     join_definitions,
+    mark_headings,
+    preformatted_as_code,
     remove_permalinks,
+    unwrap_layout_lists,
     without_glyphs,
     without_line_glyphs,
 )
@@ -60,7 +72,15 @@ _CODE = re.compile(
     r"(?<![\\`])(`+)(?!`)[^\n]*?(?<!`)\1(?!`)|(?<!`)(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\2[ \t]*$",
     re.M | re.S,
 )
-_ESCAPED = re.compile(r"(\\+)([_*])")
+# What trafilatura's Markdown escapes: inline characters anywhere, block markers at a line's
+# start (after its indentation, or after a digit run for `1.`). Not `|`: escaped only in table
+# cells, where it would split the row.
+_ESCAPED = re.compile(r"(\\+)([_*`~\[\]<])|^([ \t]*)(\\+)([>+-])|^([ \t]*\d{1,9})(\\+)([.)])", re.M)
+# A prose line starting with "# " (a shell prompt or a comment outside a code block): as a
+# code span it is read as code, where without the escape it would read as a heading.
+_ESCAPED_HASH_LINE = re.compile(r"^([ \t]*)\\(#[^\n`]*?)[ \t]*$", re.M)
+_EMPHASIS = ("***", "**", "*", "___", "__", "_")
+_HEADING_LINE = re.compile(r"(#{1,6}) +(\S[^\n]*)")
 
 
 def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDocument:
@@ -78,7 +98,14 @@ def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDoc
 
     collapse_line_breaks(root)
     flatten_definition_lists(root)
-    text = _main_content(copy.deepcopy(root)) or _visible_text(copy.deepcopy(root))
+    prepared = copy.deepcopy(root)  # links in headings and code stay in `root` for site_links
+    unwrap_layout_lists(prepared)
+    mark_headings(prepared)
+    codes = preformatted_as_code(prepared)
+    inline_divs_as_paragraphs(prepared)
+    text = _main_content(copy.deepcopy(prepared)) or _visible_text(prepared)
+    text = code_from_marks(headings_from_marks(text), codes)
+    text = _BLANK_LINES.sub("\n\n", _without_trailing_headings(text))
     text = without_line_glyphs(join_definitions(text)).strip()
     if not text:
         raise ParseError("The HTML page has no readable text.")
@@ -87,14 +114,12 @@ def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDoc
         meta["links"] = links
     warning = decoding_warning(decoded)
     page_title = without_glyphs(short_title(root.findtext(".//title")))
+    title = (
+        short_title(meta.get("title")) or page_title or first_line(text) or filename_stem(filename)
+    )
     return ParsedDocument(
-        text=text,
-        title=(
-            short_title(meta.get("title"))
-            or page_title
-            or first_line(text)
-            or filename_stem(filename)
-        ),
+        text=_under_title(text, title),
+        title=title,
         format="html",
         mime="text/html",
         metadata={"encoding": decoded.encoding, **meta},
@@ -152,24 +177,79 @@ def _main_content(tree: Any) -> str:
     return _BLANK_LINES.sub("\n\n", _TRAILING_SPACES.sub("", text)).strip()
 
 
+def _without_trailing_headings(text: str) -> str:
+    """The text without the headings it ends with, when it has more than headings: a
+    heading with nothing under it (trafilatura collects a page header it left out at the
+    end) would be a chunk of one heading."""
+    lines = text.rstrip().split("\n")
+    end = len(lines)
+    while end and (not lines[end - 1].strip() or _HEADING_LINE.match(lines[end - 1])):
+        end -= 1
+    if end == 0 or "```" in lines[end - 1]:
+        return text  # headings only, or the last heading lines sit in a code block
+    return "\n".join(lines[:end])
+
+
+def _under_title(text: str, title: str) -> str:
+    """The text, under a first `#` line holding the page's title unless it starts with a
+    heading of the first level or one saying the title: what comes before a page's own first
+    heading, or under sections only (`## SYNOPSIS`), belongs to the page, and the chunker
+    gives it the title as its heading path."""
+    title = " ".join(title.split())
+    first = _HEADING_LINE.match(text)
+    if not title or (first and (first.group(1) == "#" or _same(first.group(2), title))):
+        return text
+    return f"# {title}\n\n{text}"
+
+
+def _same(heading: str, title: str) -> bool:
+    return heading.strip().casefold() == title.casefold()
+
+
 def _unescaped(markdown: str) -> str:
-    """`\\_\\_init\\_\\_` back to `__init__` and `\\*args` to `*args`, outside code only; the
-    emphasis marks trafilatura writes itself carry no backslash and stay."""
+    """`\\_\\_init\\_\\_` back to `__init__`, `\\[--verbose\\]` to `[--verbose]`, a line
+    `\\# comment` to the code span `# comment`, outside code only; the emphasis marks
+    trafilatura writes itself carry no backslash and stay, except around a code span
+    (`*`name`*` is `name` in code)."""
     parts: list[str] = []
     position = 0
     for code in _CODE.finditer(markdown):
         parts += [_unescape_prose(markdown[position : code.start()]), code.group()]
         position = code.end()
     parts.append(_unescape_prose(markdown[position:]))
+    for i in range(1, len(parts) - 1, 2):  # odd parts are code
+        if "\n" not in parts[i]:
+            parts[i - 1], parts[i + 1] = _without_emphasis(parts[i - 1], parts[i + 1])
     return "".join(parts)
+
+
+def _without_emphasis(before: str, after: str) -> tuple[str, str]:
+    """The prose on both sides of an inline code span, without an emphasis mark that wraps
+    just the span (`*` before it and `*` after it, not part of a longer run)."""
+    for mark in _EMPHASIS:
+        if (
+            before.endswith(mark)
+            and after.startswith(mark)
+            and not before[: -len(mark)].endswith(mark[0])
+            and not after[len(mark) :].startswith(mark[0])
+        ):
+            return before[: -len(mark)], after[len(mark) :]
+    return before, after
 
 
 def _unescape_prose(text: str) -> str:
     def unescape(match: re.Match[str]) -> str:
-        slashes = len(match.group(1))
-        return "\\" * (slashes // 2) + match.group(2) if slashes % 2 else match.group()
+        lead, slashes, char = (
+            ("", match.group(1), match.group(2))
+            if match.group(1)
+            else (match.group(3), match.group(4), match.group(5))
+            if match.group(4)
+            else (match.group(6), match.group(7), match.group(8))
+        )
+        count = len(slashes)
+        return lead + "\\" * (count // 2) + char if count % 2 else match.group()
 
-    return _ESCAPED.sub(unescape, text)
+    return _ESCAPED_HASH_LINE.sub(r"\1`\2`", _ESCAPED.sub(unescape, text))
 
 
 def _visible_text(root: Any) -> str:

@@ -6,11 +6,23 @@ they are, the glyphs end up in titles, headings and chunks, and trafilatura turn
 a bullet list where term and definition can no longer be told apart. The knowledge extractor
 reads a term line followed by a `: ` definition line (knowledge/extraction/structure.py), so
 definition lists are rewritten into exactly that shape in the tree, before trafilatura runs.
+
+Headings: trafilatura keeps a heading only where it finds an article frame; on pages built of
+plain section divs (Sphinx's classic theme, DocBook, AsciiDoc, Texinfo, Javadoc) it falls back
+to collecting paragraphs and drops every h1-h6, so no chunk had a heading path. Each heading is
+therefore written as a marked paragraph, which every path of trafilatura keeps, and turned
+back into a `#` line after it (`headings_from_marks`). Preformatted blocks (synopses, grammars,
+signatures, verse and literal blocks) are taken out and put back afterwards as fenced code of
+their text as shown (`code_from_marks`): trafilatura fenced a `<pre>` of plain text, but wrote
+one with `<em>` inside (a synopsis's placeholders) as escaped prose, and a one-line one as an
+inline span. Lists whose items hold headings or code are layout, not bullets; and a div of
+inline content is a paragraph (trafilatura lost its text up to its first inline child).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 # Anchor classes generators put next to headings and terms: Sphinx and MkDocs (headerlink),
@@ -37,8 +49,33 @@ _BLOCKS = frozenset(
 )  # fmt: skip
 _SPACES = re.compile(r"[ \t\r\n\f]+")
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_LAYOUT = frozenset({*_HEADING_TAGS, "pre", "table"})
+# A heading as a marked paragraph: level and a running number (trafilatura drops a paragraph
+# whose text repeats an earlier one, and "Parameters" may head every entry of a page), then
+# the text, then the end mark. Printable, like DEFINITION_MARK, and never written by a person.
+_HEADING_OPEN = "\u2991h"
+_HEADING_CLOSE = "\u2991/h\u2992"
+_HEADING_MARK = re.compile(
+    r"^(?P<lead>[^\n]*?)\u2991h(?P<level>[1-6])\.\d+\u2992(?P<text>[^\n]*?)\u2991/h\u2992[ \t]*",
+    re.M,
+)
+_ANY_MARK = re.compile("\u2991/?h(?:[1-6]\\.\\d+)?\u2992")
+# What may stand before a heading on its line and still let it be one: list and quote
+# markers trafilatura writes for a heading inside a list item or a quote.
+_LINE_MARKERS = re.compile(r"[ \t>*+-]*")
+# A preformatted block's place: trafilatura fences some `<pre>` blocks, writes others as bare
+# lines or an inline span, and escapes the text of some for Markdown; the block's own text
+# is put back, fenced, in its place after trafilatura (`code_from_marks`).
+_CODE_MARK = re.compile(
+    r"(?:`{3,}[^\n]*\n[ \t]*)?`?\u2991pre(?P<number>\d+)\u2992`?(?:[ \t]*\n[ \t]*`{3,}[ \t]*$)?",
+    re.M,
+)
+# Blocks that hold a command's or function's synopsis, grammar or signature without a <pre>:
+# DocBook (cmdsynopsis, funcsynopsis), Javadoc (member-signature), Texinfo and others.
+_SYNOPSIS_CLASS = re.compile(r"synopsis|signature", re.I)
 _ONE_LINE = (*_HEADING_TAGS, "code", "kbd", "samp", "tt")
 _FLATTENED = "data-definitions"
+_MARKED_CODE = "data-code"
 # Sphinx marks the parts of an API signature with these classes (old and new spellings).
 _SIGNATURE_CLASSES = frozenset({"sig", "sig-object"})
 _NAME_CLASSES = frozenset({"sig-name", "descname"})
@@ -266,3 +303,137 @@ def _collapse_spaces(paragraph: Any, *, strip: bool = True) -> None:
         last.tail = last.tail.rstrip() or None
     elif last is None and paragraph.text:
         paragraph.text = paragraph.text.rstrip() or None
+
+
+def unwrap_layout_lists(root: Any) -> None:
+    """Lists used for layout become plain blocks: an item holding a heading, a preformatted
+    block or a table (Javadoc's member details, a manual's examples, each a `<li>`) is no
+    bullet. trafilatura writes a list item as one line, so its heading, code and paragraphs
+    ran together, and a code block's fence opened in the middle of that line."""
+    for item in reversed(list(root.iter("li"))):
+        if any(d.tag in _LAYOUT for d in item.iterdescendants()):
+            parent = item.getparent()
+            item.tag = "div"
+            if parent is not None and parent.tag in ("ul", "ol"):
+                parent.tag = "div"
+
+
+def mark_headings(root: Any) -> None:
+    """Every h1-h6 with text (outside code and table cells) becomes a paragraph holding its
+    level, a running number and its one-line content (inline code stays code) between
+    marks; an empty one goes."""
+    for number, heading in enumerate(list(root.iter(*_HEADING_TAGS))):
+        if any(a.tag in ("pre", "td", "th") for a in heading.iterancestors()):
+            continue
+        if not _flat(heading.text_content()):
+            _detach(heading)
+            continue
+        paragraph = heading.makeelement("p", {})
+        if any(_is_block(d) for d in heading.iterdescendants()):
+            paragraph.text = _flat(heading.text_content())
+        else:
+            paragraph.text = heading.text
+            paragraph.extend(list(heading))
+            _collapse_spaces(paragraph)
+        opening = f"{_HEADING_OPEN}{heading.tag[1]}.{number}\u2992"
+        paragraph.text = opening + (paragraph.text or "")
+        last = paragraph[-1] if len(paragraph) else None
+        if last is None:
+            paragraph.text += _HEADING_CLOSE
+        else:
+            last.tail = (last.tail or "") + _HEADING_CLOSE
+        paragraph.tail = heading.tail
+        parent = heading.getparent()
+        if parent is not None:
+            parent.replace(heading, paragraph)
+
+
+def headings_from_marks(text: str) -> str:
+    """Marked headings back as Markdown `#` lines, each a paragraph of its own; a list or
+    quote marker in front of one goes, other text in front stays on a line before it."""
+
+    def heading(match: re.Match[str]) -> str:
+        lead, title = match.group("lead"), match.group("text").strip()
+        before = "" if _LINE_MARKERS.fullmatch(lead) else lead.rstrip() + "\n\n"
+        line = f"{'#' * int(match.group('level'))} {title}" if title else ""
+        return f"\n{before}{line}\n\n"
+
+    return _ANY_MARK.sub("", _HEADING_MARK.sub(heading, text))
+
+
+def preformatted_as_code(root: Any) -> list[str]:
+    """Synopsis, grammar, signature and other preformatted blocks out of the tree, each
+    replaced by a numbered mark; returned, their text as a browser shows it, for
+    `code_from_marks`. A `<pre>`'s inline markup (the italic placeholders of a synopsis,
+    links) is reduced to its text; a div or paragraph whose class names a synopsis or
+    signature is a block of its lines."""
+    codes: list[str] = []
+    for block in list(root.iter("div", "p")):
+        if _is_synopsis(block) and not any(
+            a.tag == "pre" or _is_synopsis(a) for a in block.iterancestors()
+        ):
+            _as_mark(block, _lines_of(block), codes)
+    for pre in list(root.iter("pre")):
+        # Not in a table cell: a fenced block would break the row it sits in.
+        if pre.get(_MARKED_CODE) is None and not any(
+            a.tag in ("pre", "td", "th") for a in pre.iterancestors()
+        ):
+            _as_mark(pre, pre.text_content(), codes)
+    return codes
+
+
+def code_from_marks(text: str, codes: Sequence[str]) -> str:
+    """Each marked block's text back in its place as a fenced code block of its own lines."""
+
+    def fenced(match: re.Match[str]) -> str:
+        number = int(match.group("number"))
+        code = codes[number].strip("\n") if number < len(codes) else ""
+        return f"\n```\n{code}\n```\n" if code.strip() else ""
+
+    return _CODE_MARK.sub(fenced, text)
+
+
+def _is_synopsis(element: Any) -> bool:
+    """A div or paragraph classed as a synopsis or signature, holding no `<pre>` of its own
+    (which is fenced as it is)."""
+    return bool(_SYNOPSIS_CLASS.search(element.get("class") or "")) and not any(
+        d.tag == "pre" for d in element.iterdescendants()
+    )
+
+
+def _lines_of(block: Any) -> str:
+    """A block's text as a browser breaks it: a line per run of inline content between
+    block children and `<br>`s, its spaces collapsed."""
+    lines: list[str] = []
+    run: list[str] = [block.text or ""]
+    for child in block:
+        if isinstance(child.tag, str) and (child.tag == "br" or _is_block(child)):
+            lines.append(_flat("".join(run)))
+            if child.tag != "br":
+                lines.append(_lines_of(child))
+            run = []
+        elif isinstance(child.tag, str):
+            run.append(child.text_content())
+        run.append(child.tail or "")
+    lines.append(_flat("".join(run)))
+    return "\n".join(line for line in lines if line)
+
+
+def inline_divs_as_paragraphs(root: Any) -> None:
+    """A div holding text and inline elements only is a paragraph, as a browser shows it.
+    trafilatura, collecting paragraphs on a page without an article frame, lost the text
+    of such a div up to its first inline child (Javadoc's descriptions: "Adds all of the
+    elements ... as if by calling" went, "`addLast(E)` on each one" stayed)."""
+    for div in list(root.iter("div")):
+        if not any(_is_block(child) for child in div) and div.text_content().strip():
+            div.tag = "p"
+
+
+def _as_mark(element: Any, text: str, codes: list[str]) -> None:
+    pre = element.makeelement("pre", {_MARKED_CODE: "1"})
+    pre.text = f"\u2991pre{len(codes)}\u2992"
+    codes.append(text)
+    pre.tail = element.tail
+    parent = element.getparent()
+    if parent is not None:
+        parent.replace(element, pre)

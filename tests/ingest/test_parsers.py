@@ -357,7 +357,10 @@ def test_html_without_main_content_falls_back_to_visible_body_text():
     <footer onclick="go('HANDLER-Z')">Contact: Pier 4, <b>harbour office</b><noscript>NS</noscript>
     <script>track("SCRIPT-W")</script></footer></body></html>"""
     doc = parse(page, filename="contact.html", limits=LIMITS)
-    assert doc.text == "Opening hours: Mon-Fri 9-17\n\nContact: Pier 4, harbour office"
+    # Under the page's title, as every page's text is (its chunks' heading path).
+    assert doc.text == (
+        "# Harbour office\n\nOpening hours: Mon-Fri 9-17\n\nContact: Pier 4, harbour office"
+    )
     assert doc.title == "Harbour office"
 
 
