@@ -13,7 +13,12 @@ poorly and makes bad evidence. This chunker
   a section;
 - never mixes boilerplate (given character ranges: text the source repeats on every page,
   ingest/boilerplate.py) with content: those ranges become chunks of their own, flagged
-  `boilerplate`, so the content chunks stay whole while the ranges are kept for offsets.
+  `boilerplate`, so the content chunks stay whole while the ranges are kept for offsets;
+- never leaves a heading alone in a chunk while something follows it: a heading joins the
+  text after it (a first sentence too long to share a chunk with it is cut to make room),
+  and headings that only boilerplate follows (a page's title over its menu) join that
+  boilerplate, their text still the heading path of the content under them. A title alone
+  was a chunk that matched every question about its page and answered none.
 Every chunk is an exact slice of the text: `text[start:end] == chunk.text`.
 """
 
@@ -182,15 +187,30 @@ def _mark_boilerplate(units: list[_Unit], ranges: Sequence[tuple[int, int]]) -> 
     if not ranges:
         return units
     starts = [start for start, _ in ranges]
-    section, previous = 0, None
     for unit in units:
         index = bisect.bisect_right(starts, unit.start) - 1
         unit.boilerplate = index >= 0 and unit.end <= ranges[index][1]
+    _headings_join_boilerplate(units)
+    section, previous = 0, None
+    for unit in units:
         if previous is None or unit.section != previous[0] or unit.boilerplate != previous[1]:
             section += 1
         previous = (unit.section, unit.boilerplate)
         unit.section = section
     return units
+
+
+def _headings_join_boilerplate(units: list[_Unit]) -> None:
+    """Flag the headings directly followed by boilerplate: with no content of their own
+    before it, they would be a chunk of one heading; their content keeps them as its path."""
+    following_boilerplate = False
+    for unit in reversed(units):
+        if unit.boilerplate:
+            following_boilerplate = True
+        elif unit.is_heading and following_boilerplate:
+            unit.boilerplate = True
+        else:
+            following_boilerplate = False
 
 
 def chunk_text(
@@ -214,12 +234,18 @@ def chunk_text(
             candidates.append(unit)
     units: list[_Unit] = []
     counts = counter.count([text[u.start : u.end] for u in candidates])
+    # Tokens of the headings (and a code block's opening fence) right before the unit, which
+    # it must leave room for.
+    lead = 0
     for unit, tokens in zip(candidates, counts, strict=True):
-        if tokens <= max_tokens:
+        budget = max_tokens - lead if max_tokens - lead >= max_tokens // 2 else max_tokens
+        leads = unit.is_heading or (unit.opens_code and lead > 0)
+        lead = lead + tokens if leads else 0
+        if tokens <= (max_tokens if leads else budget):
             unit.tokens = tokens
             units.append(unit)
             continue
-        pieces = _split_by_tokens(text, unit, counter, max_tokens)
+        pieces = _split_by_tokens(text, unit, counter, budget)
         for piece, count in zip(
             pieces, counter.count([text[p.start : p.end] for p in pieces]), strict=True
         ):
@@ -305,9 +331,15 @@ def _pack(
     target = _target(remaining[0], max_tokens) if units else max_tokens
     for index, unit in enumerate(units):
         new_section = bool(current) and unit.section != current[-1].section
-        body_so_far = any(not u.is_heading for u in current)
-        too_long = bool(current) and unit.end - current[0].start > max_chars
-        over = total + unit.tokens > max_tokens or (total >= target and not unit.is_heading)
+        # Headings and a code block's opening fence are no body: they wait for what follows.
+        body_so_far = any(not (u.is_heading or u.opens_code) for u in current)
+        if new_section and not body_so_far:
+            target = _target(remaining[index] + total, max_tokens)
+        # Headings alone wait for their first unit, which was cut to fit beside them.
+        too_long = body_so_far and unit.end - current[0].start > max_chars
+        over = total + unit.tokens > max_tokens or (
+            total >= target and body_so_far and not unit.is_heading
+        )
         other_kind = bool(current) and unit.boilerplate != current[-1].boilerplate
         if current and (over or too_long or other_kind or (new_section and body_so_far)):
             # A code block's opening fence goes with its code, not at the end of the chunk.

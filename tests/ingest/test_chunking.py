@@ -173,3 +173,58 @@ def test_token_counts_stay_exact_where_sentences_are_not_joined_by_whitespace_al
         chunks = chunk_text(text, counter=model_counter, max_tokens=60, overlap_tokens=overlap)
         assert [c.token_count for c in chunks] == model_counter.count([c.text for c in chunks])
         assert all(c.token_count <= 60 for c in chunks)
+
+
+# --- A heading never stands alone ---------------------------------------------------------------
+
+
+def heading_only(text: str) -> bool:
+    return all(line.startswith("#") for line in text.splitlines() if line.strip())
+
+
+def test_a_heading_joins_a_first_sentence_too_long_to_share_its_chunk():
+    # One sentence of some 90 tokens under a title, with a 60-token budget: the sentence is
+    # cut so that its first piece fits beside the heading.
+    body = " ".join(f"part{i}" for i in range(45))
+    text = f"# Widgets\n\n{body}\n\nA closing sentence."
+    chunks = chunk_text(text, counter=ApproximateCounter(), max_tokens=60)
+    assert chunks[0].text.startswith("# Widgets\n\npart0 part1")
+    assert not any(heading_only(c.text) for c in chunks)
+    assert all(c.token_count <= 60 for c in chunks)
+    assert all(c.heading_path == ("Widgets",) for c in chunks)
+    assert [w for c in chunks for w in c.text.split()][2:47] == body.split()
+
+
+def test_a_title_and_a_section_heading_join_the_section_s_text():
+    # The title's own section is tiny; the section after it must still take both headings
+    # into its first chunk (a chunk target taken from the title's section cut them off).
+    text = (
+        "# Frob Reference\n\n## Synopsis\n\n```\nfrob [-v] file\n```\n\n"
+        + sentences(30, "widgets")
+        + "\n\n## Options\n\n"
+        + sentences(30, "options")
+    )
+    chunks = chunk_text(text, counter=ApproximateCounter(), max_tokens=120)
+    assert chunks[0].text.startswith("# Frob Reference\n\n## Synopsis\n\n```\nfrob [-v] file")
+    assert not any(heading_only(c.text) for c in chunks)
+    assert all(c.heading_path[0] == "Frob Reference" for c in chunks)
+
+
+def test_a_heading_only_boilerplate_follows_joins_that_boilerplate():
+    # A page's title, then the menu every page repeats, then the page's content: the title
+    # has no content of its own before the menu, so it goes with the menu's chunk, and the
+    # content under it keeps it as its heading path.
+    menu = "Home\nProducts\nSupport Center\nAbout the Frob Documentation Portal"
+    text = f"# Widgets\n\n{menu}\n\n{sentences(12, 'widgets')}"
+    start = text.index("Home")
+    menu_range = (start, start + len(menu))
+    chunks = chunk_text(text, counter=ApproximateCounter(), max_tokens=60, boilerplate=[menu_range])
+    assert chunks[0].boilerplate and chunks[0].text == f"# Widgets\n\n{menu}"
+    content = [c for c in chunks if not c.boilerplate]
+    assert content and all(c.heading_path == ("Widgets",) for c in content)
+    assert not any(heading_only(c.text) for c in chunks)
+
+
+def test_a_text_of_one_heading_is_one_chunk_of_it():
+    chunks = chunk_text("# Widgets", counter=ApproximateCounter(), max_tokens=60)
+    assert [(c.text, c.heading_path) for c in chunks] == [("# Widgets", ("Widgets",))]
