@@ -14,15 +14,20 @@ What it does with a window of text, in order:
    part of it, glossary and API entries define terms, code names are technologies that are
    part of their dotted parents, links to other pages of the site are references, the first
    column of a table with a header row names its rows. This is what documentation says
-   about itself, and it is what a news-trained model gets wrong.
+   about itself, and it is what a news-trained model gets wrong. What a page only uses
+   to write (the slots of its synopses, the keywords of its code's language) is no
+   entity unless the page is about the word; the window's context may add what the
+   whole document's code shows (windows.document_vocabulary).
 2. Named entities from spaCy over the prose, with code blanked out (structure.py `masked`):
    names pass the noise rules (noise.py) and a context test (a single common word that
    starts its sentence, or that the prose also writes in lower case, is no name), and are
    typed from shape and context in technical text (entity_types.py); a name keeps the type
    its first, most reliable, source gave it, so one name is one entity per window.
 3. Relations: every pair of entities in one sentence, typed by the verb that links them in
-   the dependency tree (its lemma, e.g. "acquire") or "related_to" when no verb does; code
-   names are related to what they share a statement with.
+   the dependency tree (its lemma, e.g. "acquire") or "related_to" when no verb does or the
+   verb names no relation (a copula, a naming verb, a lemma no English verb has); code
+   names are related to what they share a statement with; a "related_to" gives way to any
+   other relation the window states between the same two names.
 
 It is plain, deterministic heuristics over one model: same text and context, same
 pipeline → same result. Bump PROMPT_VERSION whenever the logic changes, since it is part of
@@ -35,7 +40,7 @@ import logging
 import re
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from knowledge.extraction.entity_types import LOCATIVE_WORDS, NAME_PARTICLES, ner_type
@@ -204,7 +209,7 @@ class OfflineExtractor:
         if len(text) > MAX_CHARS:
             text = _cut(text, MAX_CHARS)
             result.count("truncated")
-        structure = read_structure(text)
+        structure = _with_document_vocabulary(read_structure(text), context)
         prose = masked(text, structure)
         with self._lock:
             doc = self._parse(prose, text)
@@ -263,6 +268,17 @@ class OfflineExtractor:
         for _, component in self._nlp.pipeline:
             doc = component(doc)
         return doc
+
+
+def _with_document_vocabulary(structure: Structure, context: WindowContext) -> Structure:
+    """The window's structure, knowing the slots and keywords its document's code shows."""
+    if not (context.placeholders or context.keywords):
+        return structure
+    return replace(
+        structure,
+        placeholders=structure.placeholders | {p.casefold() for p in context.placeholders},
+        keywords=structure.keywords | set(context.keywords),
+    )
 
 
 def _block_starts(doc: Doc, text: str) -> Iterator[int]:

@@ -53,6 +53,7 @@ _SYNOPSIS_MARK = re.compile(
 # A lower-case word of a synopsis line: not an option (--name, -n), not a member or path
 # (a.b, a/b), not a call, not in quotes (a grammar's literal terminals).
 _SLOT_WORD = re.compile(r"(?<![\w\-./$'\"=])[a-z][a-z0-9_]*(?![\w\-./('\"=])")
+_LINE_COMMAND = re.compile(r"[*_`]*([a-z][a-z0-9_]*)")
 # A sentence's end inside a paragraph: prose, which a synopsis is not.
 _PROSE = re.compile(r"[a-z][.!?] +[A-Z]")
 # Upper-case words of code: no variable ($HOME), no assignment (PATH=…), no path or version
@@ -147,8 +148,12 @@ def placeholders(text: str, blocks: tuple[Span, ...]) -> frozenset[str]:
         piece = _ITALIC_CODE.sub(" ", text[start:end])
         for line in piece.splitlines():
             words = _SLOT_WORD.findall(line.replace("`", " ").replace("\\", " "))
-            # A line that begins at the margin begins with the command it documents.
-            found.update(words[1:] if line.lstrip("*_`")[:1].isalpha() else words)
+            # A line that begins at the margin with a lower-case word begins with the
+            # command it documents ("git frob [...]"), or a grammar rule with its name.
+            command = _LINE_COMMAND.match(line)
+            if command and words and words[0] == command.group(1):
+                words = words[1:]
+            found.update(words)
     return frozenset(name.casefold() for name in found if name)
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
+from knowledge.extraction.structure import read_structure
+
 
 class ChunkLike(Protocol):
     # Read-only properties, so Django model instances (whose fields are typed wider) fit.
@@ -54,15 +56,34 @@ class WindowContext:
     # The document has code somewhere: its names are typed as technical text's are, in
     # every window, so one name gets one type throughout the document.
     technical: bool = False
+    # What the whole document's code says (document_vocabulary): the slot names of its
+    # synopses and the keywords of its code language, so a window without the synopsis
+    # (a long page's parameter list) still knows them.
+    placeholders: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
 
     def key(self) -> str:
-        return json.dumps(
-            [self.title, list(self.headings), list(self.links), self.technical],
-            ensure_ascii=False,
-        )
+        fields: list[object] = [self.title, list(self.headings), list(self.links), self.technical]
+        if self.placeholders or self.keywords:  # older contexts hash as they always did
+            fields += [list(self.placeholders), list(self.keywords)]
+        return json.dumps(fields, ensure_ascii=False)
 
 
 NO_CONTEXT = WindowContext()
+
+MAX_VOCABULARY = 200
+VOCABULARY_CHARS = 200_000
+
+
+def document_vocabulary(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(placeholders, keywords) of a document's code, for its windows' contexts: what
+    structure.py learns from one window, learnt from the first VOCABULARY_CHARS of the
+    document, at most MAX_VOCABULARY of each (sorted, so the context hashes stably)."""
+    structure = read_structure(text[:VOCABULARY_CHARS])
+    return (
+        tuple(sorted(structure.placeholders))[:MAX_VOCABULARY],
+        tuple(sorted(structure.keywords))[:MAX_VOCABULARY],
+    )
 
 
 @dataclass(frozen=True, slots=True)

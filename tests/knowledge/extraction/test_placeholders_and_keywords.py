@@ -17,7 +17,7 @@ import pytest
 from knowledge.extraction.entity_types import ner_type
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.extraction.structure import read_structure
-from knowledge.extraction.windows import WindowContext
+from knowledge.extraction.windows import WindowContext, document_vocabulary
 
 TYPES = ("person", "organization", "location", "product", "technology", "concept", "event", "work")
 
@@ -223,3 +223,33 @@ def test_a_product_named_with_a_grown_on_acronym_is_never_a_place_or_a_person():
     assert ner_type("PERSON", "LibreCAD", technical=False, locative=False) == "technology"
     assert ner_type("GPE", "McAllen", technical=False, locative=True) == "location"
     assert ner_type("PERSON", "DeKalb", technical=False, locative=False) == "person"
+
+
+# --- what the whole document's code says -----------------------------------------------------
+
+
+def test_a_window_without_the_synopsis_knows_the_slots_from_its_documents_context(extractor):
+    # A long reference page: its last window holds the parameter list, whose terms the
+    # generator wrote as plain code, and no synopsis.
+    page = DOCBOOK_REFERENCE.replace("*`", "`").replace("`*", "`")
+    last_window = page[page.index("## Parameters") :]
+    placeholders, keywords = document_vocabulary(page)
+    alone = WindowContext(title="CREATE GADGET", technical=True)
+    informed = WindowContext(
+        title="CREATE GADGET", technical=True, placeholders=placeholders, keywords=keywords
+    )
+
+    assert "gadget_name" in _types(last_window, alone)  # the window alone cannot tell
+    types = _types(last_window, informed)
+    assert "gadget_name" not in types
+    assert "part_type" not in types
+    assert types["gadget_part_count"] == "technology"
+
+
+def test_a_context_without_a_vocabulary_hashes_as_before():
+    context = WindowContext(title="CREATE GADGET", headings=("Parameters",), technical=True)
+
+    assert context.key() == '["CREATE GADGET", ["Parameters"], [], true]'
+    assert WindowContext(title="CREATE GADGET", placeholders=("gadget_name",)).key() != (
+        WindowContext(title="CREATE GADGET").key()
+    )
