@@ -14,10 +14,12 @@ stage that owns it. A document's chunks go as jobs of at most JOB_TEXTS texts (i
 length, as the model pads a batch to its longest), so a stopping worker waits for one job
 (a second or two) at most, and each job checks for a shutdown before it starts.
 
-Vectors sent ahead are matched to chunks by id *and* content hash when they are used: a
-document chunked again meanwhile gets vectors for its current chunks only (the rest are
-computed as usual). The lane holds at most `keep` documents; an older entry is dropped (its
-jobs cancelled when not started), and its stage computes the vectors itself.
+A chunk goes as its indexed text (its document's title and heading path, then its text:
+ingest/indexed_text.py), and its vector is matched to it by id *and* the hash of that text
+when it is used: a document chunked again (or retitled) meanwhile gets vectors for its
+current chunks only (the rest are computed as usual). The lane holds at most `keep`
+documents; an older entry is dropped (its jobs cancelled when not started), and its stage
+computes the vectors itself.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from itertools import batched
 
 from django.conf import settings
 
-from ingest.embeddings import Embedder, EmbeddingUnavailable, get_embedder
+from ingest.embeddings import Embedder, EmbeddingUnavailable, TokenCounter, get_embedder
 from system import slices
 
 logger = logging.getLogger(__name__)
@@ -44,8 +46,8 @@ WAIT_STEP = 0.5  # seconds between checks (a checkpoint) while waiting for a job
 
 @dataclass(frozen=True, slots=True)
 class AheadChunk:
-    """A chunk sent ahead: its id, the hash of the text its vector is computed from, and
-    that text."""
+    """A chunk sent ahead: its id, the hash of the text its vector is computed from (its
+    indexed text, `IndexedText.key`), and that text."""
 
     id: int
     content_hash: str
@@ -74,6 +76,14 @@ class EmbeddingLane:
     @property
     def model_id(self) -> str:
         return self._embedder.model_id
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self._embedder.counter
+
+    @property
+    def chunk_token_budget(self) -> int:
+        return self._embedder.chunk_token_budget
 
     def send(self, document_id: int, chunks: Sequence[AheadChunk]) -> bool:
         """Queue a document's chunks; False (nothing queued) when it is queued already."""

@@ -259,8 +259,15 @@ class Chunk(WorkspaceScopedModel):
     embedding = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
     embedding_dim = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The title and heading path the chunk is indexed under (ingest/indexed_text.py): read
+    # before the text by the model and by the full-text index, never shown as the chunk's.
+    context = models.TextField(blank=True, default="", db_default="")
+    # The indexed-text recipe (ingest.indexed_text.RECIPE) the vector was computed with from
+    # `context` and `text`; 0 when it was not, or the context changed since:
+    # `backfill_embeddings` re-embeds every chunk of another recipe.
+    embedding_recipe = models.PositiveSmallIntegerField(default=0, db_default=0)
     search_vector = models.GeneratedField(
-        expression=SearchVector("text", config="english"),
+        expression=SearchVector("context", "text", config="english"),
         output_field=SearchVectorField(),
         db_persist=True,
     )

@@ -21,12 +21,18 @@ from ingest import blobs, boilerplate
 from ingest.actions.activity import ActivityCounter, PagesRead, do_report_activity
 from ingest.actions.boilerplate import do_record_blocks
 from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_mark_duplicate
-from ingest.actions.embeddings import do_embed_chunks
+from ingest.actions.embeddings import (
+    chunks_to_embed,
+    do_embed_chunks,
+    do_index_chunk_contexts,
+    needs_vector,
+)
 from ingest.actions.sources import run_deletion_hooks
 from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
 from ingest.chunking import ChunkSpan, chunk_text
 from ingest.embedding_lane import AheadChunk, get_lane, lane_of
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
+from ingest.indexed_text import RECIPE
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
 from ingest.parsers.base import ParsedDocument, ParserLimits
@@ -231,8 +237,9 @@ def group_prepared[F: Callable[..., None]](
 def _send_ahead(*, document_id: int) -> None:
     """A chunked document's chunks that need vectors, sent to the embedding lane at once:
     the model works on them while the group's next documents are parsed and chunked and
-    its earlier ones extracted (ingest/embedding_lane.py). Chunks whose text has a vector
-    in the workspace already are left for the stage to copy."""
+    its earlier ones extracted (ingest/embedding_lane.py). Each goes as its indexed text
+    (ingest/indexed_text.py), keyed by that text's hash; chunks whose indexed text has a
+    vector in the workspace already are left for the stage to copy."""
     lane = get_lane()
     if lane is None or lane.holds(document_id):
         return  # off, or sent by an earlier slice of the same task's work
@@ -243,19 +250,25 @@ def _send_ahead(*, document_id: int) -> None:
     )
     if document is None:
         return
-    chunks = list(
-        Chunk.objects.filter(document=document)
-        .exclude(embedding_model=lane.model_id)
-        .values_list("pk", "content_hash", "text")
+    chunks = chunks_to_embed(
+        Chunk.objects.filter(document=document).filter(needs_vector(lane.model_id)),
+        counter=lane.counter,
+        budget=lane.chunk_token_budget,
     )
     known = set(
         stored_vectors(
             workspace_id=document.workspace_id,
             model_id=lane.model_id,
-            hashes={digest for _, digest, _ in chunks},
-        ).values_list("content_hash", flat=True)
+            hashes={c.content_hash for c in chunks},
+        )
+        .filter(embedding_recipe=RECIPE)
+        .values_list("content_hash", "context")
     )
-    todo = [AheadChunk(*chunk) for chunk in chunks if chunk[1] not in known]
+    todo = [
+        AheadChunk(c.id, c.indexed.key, c.indexed.text)
+        for c in chunks
+        if (c.content_hash, c.indexed.context) not in known
+    ]
     if todo:
         lane.send(document_id, todo)
 
@@ -271,10 +284,15 @@ def _embed_group(*, document_ids: list[int]) -> None:
     if get_lane() is not None:
         return
     ready = Document.objects.filter(pk__in=document_ids, status=DocumentStatus.CHUNKED)
+    # A current vector whose context changed is current no more; the other chunks get
+    # their context with their vector.
+    do_index_chunk_contexts(
+        chunks=Chunk.objects.filter(document__in=ready).exclude(needs_vector(embedder.model_id))
+    )
     for source_id, workspace_id in set(ready.values_list("source_id", "workspace_id")):
         _embed_reporting(
-            Chunk.objects.filter(document__in=ready.filter(source_id=source_id)).exclude(
-                embedding_model=embedder.model_id
+            Chunk.objects.filter(document__in=ready.filter(source_id=source_id)).filter(
+                needs_vector(embedder.model_id)
             ),
             source_id=source_id,
             workspace_id=workspace_id,
@@ -306,16 +324,22 @@ def _embed_reporting(
 
 @group_prepared(_embed_group, each=_send_ahead)
 def embed(*, document: Document) -> None:
-    """Vectors for this document's chunks that lack one from the current model.
+    """Vectors for this document's chunks that lack one of their indexed text (its title
+    and heading path, then the chunk's text: ingest/indexed_text.py) from the current model.
 
-    A vector already computed for the same text in this workspace is copied, not recomputed.
-    Without a usable model the document goes on without vectors and the source says why.
+    Each chunk's context (what the full-text index reads before its text) is written with
+    its vector, or alone without a model; a chunk whose context changed (its heading path
+    or its document's title did) is embedded again. A vector already computed for the same
+    indexed text in this workspace is copied, not recomputed. Without a usable model the
+    document goes on without vectors and the source says why.
     """
     if document.status not in {DocumentStatus.CHUNKED, DocumentStatus.EMBEDDED}:
         return
+    chunks = Chunk.objects.filter(document=document)
     try:
         embedder = get_embedder()
     except EmbeddingUnavailable as exc:
+        do_index_chunk_contexts(chunks=chunks)
         warning = (
             f"No embeddings: {exc}. Keyword search works; "
             "run `manage.py backfill_embeddings` once the model is available."
@@ -324,9 +348,12 @@ def embed(*, document: Document) -> None:
             warning=warning
         )
     else:
+        # A current vector whose context changed is current no more; the other chunks get
+        # their context with their vector.
+        do_index_chunk_contexts(chunks=chunks.exclude(needs_vector(embedder.model_id)))
         lane = lane_of(embedder)
         _embed_reporting(
-            Chunk.objects.filter(document=document).exclude(embedding_model=embedder.model_id),
+            chunks.filter(needs_vector(embedder.model_id)),
             source_id=document.source_id,
             workspace_id=document.workspace_id,
             document=document.title or document.path,

@@ -1,7 +1,7 @@
 """Embedding ahead (ingest/embedding_lane.py): a group's chunk vectors computed on a
-background thread while the main thread goes on, each computed once, matched to chunks by
-content hash, taken over by the caller when the lane is behind, and stopped by a cancel or
-a worker's shutdown."""
+background thread while the main thread goes on, each computed once (of the chunk's indexed
+text), matched to chunks by the hash of that text, taken over by the caller when the lane
+is behind, and stopped by a cancel or a worker's shutdown."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ingest import embedding_lane
 from ingest.actions.pipeline import do_process_documents
 from ingest.actions.sources import do_start_source
 from ingest.embedding_lane import JOB_TEXTS, AheadChunk, EmbeddingLane, get_lane
+from ingest.indexed_text import indexed_text
 from ingest.models import Chunk, Document, DocumentStatus
 from system import slices
 from tests.ingest import sample_stages
@@ -68,9 +69,18 @@ def test_a_group_is_embedded_ahead_each_chunk_once_with_the_models_vectors(
     assert len(chunks) >= 9
     assert embedder.texts_encoded - encoded == len(chunks)  # each chunk once, lane or not
     assert process_lane.texts_done - ahead > 0  # the lane computed some of them
+    assert any(chunk.context for chunk in chunks)
     for chunk in chunks:
         assert chunk.embedding is not None
-        assert close_to(list(chunk.embedding), embedder.encode([chunk.text])[0])
+        # Of its indexed text: its handbook's title and its part before its own text.
+        indexed = indexed_text(
+            title=chunk.document.title,
+            heading_path=chunk.heading_path,
+            text=chunk.text,
+            counter=embedder.counter,
+            budget=embedder.chunk_token_budget,
+        )
+        assert close_to(list(chunk.embedding), embedder.encode([indexed.text])[0])
 
 
 def test_with_embedding_ahead_off_the_group_is_embedded_in_one_call(make_source, settings):
