@@ -1,7 +1,10 @@
 """`manage.py backfill_embeddings [--workspace SLUG] [--batch-size N]`: vectors for the chunks
 and the entity names that lack one from the current EMBEDDING_MODEL (a new model, or a model
 that was unavailable when they were made: at ingest time, or when an entity was created or
-renamed).
+renamed). A chunk's vector is of its indexed text (its document's title and heading path,
+then its text: ingest/indexed_text.py); chunks whose vector was computed with another
+recipe of that text (`Chunk.embedding_recipe`: those embedded before the title and heading
+path were, for one) are embedded again, with the context the full-text index reads.
 
 Here, not in ingest, because it covers the graph's entities too (ingest never imports the
 knowledge app); chunks still go through ingest's own action. Shows a progress bar per
@@ -15,8 +18,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ingest.actions.embeddings import do_embed_chunks, do_ensure_vector_index
+from ingest.actions.embeddings import do_embed_chunks, do_ensure_vector_index, needs_vector
 from ingest.embeddings import EmbeddingUnavailable, get_embedder
+from ingest.indexed_text import RECIPE
 from ingest.management.progress import progress_bar
 from ingest.models import Chunk
 from knowledge.actions.embeddings import (
@@ -48,12 +52,13 @@ class Command(BaseCommand):
                 raise CommandError(f"Workspace {workspace!r} not found.", returncode=2)
         index = do_ensure_vector_index(dimension=embedder.dimension)
         entity_index = do_ensure_entity_vector_index(dimension=embedder.dimension)
-        total = computed = entities = 0
+        total = computed = entities = recipe = 0
         for ws in workspaces:
-            todo = Chunk.objects.for_workspace(ws).exclude(embedding_model=embedder.model_id)
+            todo = Chunk.objects.for_workspace(ws).filter(needs_vector(embedder.model_id))
             count = todo.count()
             if count:
                 total += count
+                recipe += todo.filter(embedding_model=embedder.model_id).count()
                 with progress_bar(unit="chunk", total=count) as bar:
                     bar.set_description(ws.slug)
                     computed += do_embed_chunks(
@@ -73,6 +78,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{total} chunk(s) updated to {embedder.model_id} ({computed} computed, "
             f"{total - computed} copied from identical text); index {index}"
+        )
+        self.stdout.write(
+            f"{recipe} of them had a vector of this model from another indexed-text recipe "
+            f"(now recipe {RECIPE}: title and heading path, then the text)"
         )
         self.stdout.write(
             f"{entities} entity name(s) updated to {embedder.model_id}; index {entity_index}"
