@@ -13,7 +13,8 @@ workspace it shows.
 
 A source's page also shows what was learnt from the source's own structure: the section
 labels its documents repeat (knowledge/selectors/section_labels.py), with how many
-documents carry each. An editor can mark a learnt label "not structure" (extraction may
+documents carry each, and the text it repeats as boilerplate (never extracted nor
+searched). An editor can mark a learnt label "not structure" (extraction may
 then make an entity of it), add a label as structure, or give a label back to the counts
 (`do_set_section_label`); a change takes effect when the source is extracted again, which
 the same section offers (`do_request_extraction`, forced).
@@ -40,7 +41,11 @@ from knowledge.actions.extraction.documents import do_request_extraction
 from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.actions.quality import do_block_entity_name, do_undo_block
 from knowledge.models import CurationEvent
-from knowledge.selectors.quality import get_quality_report, get_suspicious_name
+from knowledge.selectors.quality import (
+    get_boilerplate_samples,
+    get_quality_report,
+    get_suspicious_name,
+)
 from knowledge.selectors.section_labels import (
     MIN_DOCUMENTS,
     MIN_SHARE,
@@ -100,6 +105,9 @@ def quality(request: HttpRequest) -> HttpResponse:
             "ws": workspace.slug,
             "page_url": _page_url(request, source),
             "labels": _labels(workspace, source) if source is not None else None,
+            "boilerplate": (
+                get_boilerplate_samples(workspace, source) if source is not None else None
+            ),
             "sources": _sources(workspace) if source is None else None,
             "label_rule": {"documents": MIN_DOCUMENTS, "percent": f"{MIN_SHARE * 100:g}"},
         },

@@ -323,3 +323,36 @@ def _most_mentioned(workspace: Workspace, source: Source | None) -> Iterator[tup
         cursor.execute(_SOURCE_NAMES.format(**_tables()), params)
         while rows := cursor.fetchmany(SCAN_BATCH):
             yield from rows
+
+
+MAX_BOILERPLATE_SAMPLES = 10
+BOILERPLATE_SAMPLE_CHARS = 200
+
+# The source's boilerplate chunks by their text: each distinct text once, with how many
+# documents hold it, the most widespread first.
+_BOILERPLATE_SAMPLES = """
+    SELECT left(min(c.text), %(chars)s), count(DISTINCT c.document_id) AS documents
+    FROM {chunk} c JOIN {document} d ON d.id = c.document_id
+    WHERE c.workspace_id = %(ws)s AND d.source_id = %(source)s AND c.boilerplate
+    GROUP BY c.content_hash
+    ORDER BY documents DESC, 1
+    LIMIT %(limit)s
+"""
+
+
+def get_boilerplate_samples(
+    workspace: Workspace, source: Source, *, limit: int = MAX_BOILERPLATE_SAMPLES
+) -> list[dict[str, Any]]:
+    """What the source's boilerplate is (ingest/boilerplate.py: text its documents repeat,
+    kept but never extracted nor searched): up to `limit` distinct texts of its boilerplate
+    chunks, each cut to BOILERPLATE_SAMPLE_CHARS, with the documents holding it, as
+    {text, documents}."""
+    params = {
+        "ws": workspace.pk,
+        "source": source.pk,
+        "chars": BOILERPLATE_SAMPLE_CHARS,
+        "limit": limit,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_BOILERPLATE_SAMPLES.format(**_tables()), params)
+        return [{"text": text, "documents": documents} for text, documents in cursor.fetchall()]

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from ingest.models import Source
+from ingest.models import Chunk, Source
 from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.models import SectionLabelOverride
 from knowledge.selectors.section_labels import structure_label_keys
@@ -181,3 +181,21 @@ def test_the_admin_lists_and_saves_overrides_through_the_action(alice):
     )  # fmt: skip
     listing = client.get("/admin/knowledge/sectionlabeloverride/")
     assert listing.status_code == 200 and b"See Also" in listing.content
+
+
+def test_a_sources_page_shows_its_boilerplate_once_per_text_escaped(alice):
+    manual = make_source(alice.workspace, "manual", MANUAL)
+    footer = 'Home | Next | <img src=x onerror="alert(1)"> | Search'
+    for document in manual.documents.all():
+        Chunk.objects.create(
+            workspace=alice.workspace, document=document, ordinal=0, text=footer, char_start=0,
+            char_end=len(footer), token_count=9, content_hash="footer", boilerplate=True,
+        )  # fmt: skip
+    content = page(signed_in(alice), alice.workspace, manual)
+
+    assert footer not in content
+    assert content.count(html.escape(footer, quote=True)) == 1
+    row = re.search(
+        r'<td class="boilerplate-text">(.*?)</td><td class="number">(\d+)</td>', content
+    )
+    assert row is not None and row.group(2) == "3"
