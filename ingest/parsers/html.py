@@ -33,6 +33,7 @@ from ingest.parsers.html_structure import (
     headings_from_marks,
     inline_divs_as_paragraphs,
     join_definitions,
+    left_out_page_heading,
     mark_headings,
     preformatted_as_code,
     remove_permalinks,
@@ -104,6 +105,8 @@ def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDoc
     codes = preformatted_as_code(prepared)
     inline_divs_as_paragraphs(prepared)
     text = _main_content(copy.deepcopy(prepared)) or _visible_text(prepared)
+    header = left_out_page_heading(prepared, text, root.findtext(".//title") or "")
+    text = f"{header}\n\n{text}" if header else text
     text = code_from_marks(headings_from_marks(text), codes)
     text = _BLANK_LINES.sub("\n\n", _without_trailing_headings(text))
     text = without_line_glyphs(join_definitions(text)).strip()

@@ -55,6 +55,9 @@ _LAYOUT = frozenset({*_HEADING_TAGS, "pre", "table"})
 # the text, then the end mark. Printable, like DEFINITION_MARK, and never written by a person.
 _HEADING_OPEN = "\u2991h"
 _HEADING_CLOSE = "\u2991/h\u2992"
+_H1_OPEN = "\u2991h1."
+# Blocks of a page's header read beside its left-out h1 (`left_out_page_heading`).
+_MAX_HEADER_BLOCKS = 6
 _HEADING_MARK = re.compile(
     r"^(?P<lead>[^\n]*?)\u2991h(?P<level>[1-6])\.\d+\u2992(?P<text>[^\n]*?)\u2991/h\u2992[ \t]*",
     re.M,
@@ -346,6 +349,34 @@ def mark_headings(root: Any) -> None:
         parent = heading.getparent()
         if parent is not None:
             parent.replace(heading, paragraph)
+
+
+def left_out_page_heading(root: Any, text: str, title: str) -> str:
+    """The page's h1 and the paragraphs beside it in its block, as marked text, when the
+    extracted `text` left that h1 out: an AsciiDoc manual page's header holds its title and
+    the NAME line saying what the command does, outside the frame trafilatura takes. Only
+    for the page's one h1 when it says the page's `<title>` (not a site's name over a
+    post), and only with a paragraph of its own beside it; lists, tables, link-heavy blocks
+    (menus) and what `text` already has are not taken. "" otherwise."""
+    marks = [p for p in root.iter("p") if (p.text or "").startswith(_H1_OPEN)]
+    if len(marks) != 1 or (marks[0].text or "").split("\u2992", 1)[0] + "\u2992" in text:
+        return ""
+    first = marks[0]
+    heading = _ANY_MARK.sub("", _flat(first.text_content())).casefold()
+    title = _flat(title).casefold()
+    if not title or not (heading.startswith(title) or title.startswith(heading)):
+        return ""
+    shown = _flat(text)
+    kept: list[str] = []
+    for element in [first, *first.itersiblings()][:_MAX_HEADER_BLOCKS]:
+        if not isinstance(element.tag, str) or element.tag in ("nav", "ul", "ol", "table"):
+            continue
+        block = _flat(element.text_content())
+        links = sum(len(_flat(a.text_content())) for a in element.iter("a"))
+        if block and links * 2 <= len(block) and (element is first or block not in shown):
+            kept.append(block)
+    paragraphs = [block for block in kept[1:] if not block.startswith(_HEADING_OPEN)]
+    return "\n\n".join(kept) if paragraphs else ""
 
 
 def headings_from_marks(text: str) -> str:

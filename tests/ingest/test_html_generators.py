@@ -78,7 +78,17 @@ are code; <em>emphasis</em> stays emphasis.</p></div></div></div>
 
 def test_asciidoc_manual_page_sections_synopsis_and_escapes():
     doc = html(ASCIIDOC)
-    assert headings(doc.text)[:3] == ["# frob-add(1) Manual Page", "## SYNOPSIS", "## DESCRIPTION"]
+    # The header trafilatura leaves out holds the title and the NAME line: both kept.
+    assert doc.text.startswith(
+        "# frob-add(1) Manual Page\n\n## NAME\n\nfrob-add - Add widgets to the frobnicator\n\n"
+        "## SYNOPSIS\n\n"
+    )
+    assert headings(doc.text)[:4] == [
+        "# frob-add(1) Manual Page",
+        "## NAME",
+        "## SYNOPSIS",
+        "## DESCRIPTION",
+    ]
     assert "## EXAMPLES" in headings(doc.text)
     # The synopsis is code, its placeholders as they are, its emphasis gone.
     assert (
@@ -279,3 +289,17 @@ def test_a_heading_inside_a_table_cell_stays_in_its_row():
     )
     assert "#### widget" not in doc.text
     assert "widget" in doc.text
+
+
+def test_a_site_s_name_in_a_page_header_is_not_taken_for_the_page_s_heading():
+    # The header's h1 is the site's name, with a tagline and a menu: the page's text starts
+    # under the document's title, with neither.
+    doc = html(
+        f"""<html><head><title>Widgets in winter - Frob Blog</title></head><body>
+        <div id="header"><h1>Frob Blog</h1><p>Notes on frobbing, weekly.</p><ul>
+        <li><a href="/">Home</a></li><li><a href="/about">About</a></li></ul></div>
+        <div id="content"><div class="post"><h2>Widgets in winter</h2><p>{PROSE * 3}</p>
+        </div></div></body></html>"""
+    )
+    assert doc.text.startswith(f"# {doc.title}\n\n## Widgets in winter\n\nThis paragraph")
+    assert "weekly" not in doc.text and "About" not in doc.text
