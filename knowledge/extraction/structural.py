@@ -300,6 +300,9 @@ def topic_name(raw: str) -> tuple[str, str] | None:
     if not parts:
         return None
     name, description = parts[0], " — ".join(parts[1:3])
+    manual = _MANUAL_PAGE.match(name)
+    if manual is not None:  # "git-add(1) Manual Page" is the page of git-add
+        return manual.group(1), description
     code = code_name(name)
     if code is not None:
         return code, description
@@ -375,7 +378,11 @@ class StructureReader:
         keyword = name.casefold() in KEYWORDS
         found = self.out.add(
             name,
-            CODE_TYPE if keyword else _type_of(name, technical=self.context.technical),
+            CODE_TYPE
+            if keyword
+            else _type_of(
+                name, technical=self.context.technical, written=_NUMBERING.sub("", title)
+            ),
             places[0] if places else None,
             description,
         )
@@ -514,7 +521,12 @@ class StructureReader:
         if subject is None:
             return
         for text in self.context.links:
-            name = code_name(text) or (topic_name(text) or (None, ""))[0]
+            manual = _MANUAL_PAGE.match(text)
+            name = (
+                manual.group(1)
+                if manual
+                else code_name(text) or (topic_name(text) or (None, ""))[0]
+            )
             if name is None or name.casefold() in _GENERIC_LINK_TEXT:
                 self.count("structure_links_skipped")
                 continue
@@ -526,7 +538,7 @@ class StructureReader:
                 place = _find(self.text, name, start, end)
                 target = self.out.add(
                     name,
-                    _type_of(name, technical=self.context.technical),
+                    _type_of(name, technical=self.context.technical, written=text),
                     place,
                     describe(self.text, *statement),
                 )
@@ -572,11 +584,21 @@ class StructureReader:
                     self.out.relate(found, other, RELATED_TYPE, line, self.text)
 
 
-def _type_of(name: str, *, technical: bool = False) -> str:
+# A manual page's name and section, as every man page generator writes it: "git-add(1)",
+# "printf(3)", "crontab(5)". Section 7 holds overviews and conventions, the others
+# commands, calls, functions, files and formats.
+_MANUAL_PAGE = re.compile(r"^([A-Za-z_][\w.+-]*)\((\d)[a-z]*\)(?!\S)")
+
+
+def _type_of(name: str, *, technical: bool = False, written: str = "") -> str:
     """The type of a title's, heading's, link's or table cell's name, from its shape alone
-    (and whether the document is technical), so that one name gets one type wherever it
-    is met: a command in capitals ("VACUUM", "CREATE TABLE") is a technology as its code
-    span is, not a concept on its own page and a technology on the others'."""
+    (and whether the document is technical, and how it was `written`), so that one name
+    gets one type wherever it is met: a command in capitals ("VACUUM", "CREATE TABLE") is
+    a technology as its code span is, not a concept on its own page and a technology on
+    the others'; a manual page's name is typed by its section."""
+    manual = _MANUAL_PAGE.match(plain(written).strip())
+    if manual is not None and manual.group(1) == name:
+        return FALLBACK_TYPE if manual.group(2) == "7" else CODE_TYPE
     if code_name(name) == name and _looks_like_code(name):
         return CODE_TYPE
     if technical and _COMMAND.match(name):

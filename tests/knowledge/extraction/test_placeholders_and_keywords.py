@@ -253,3 +253,25 @@ def test_a_context_without_a_vocabulary_hashes_as_before():
     assert WindowContext(title="CREATE GADGET", placeholders=("gadget_name",)).key() != (
         WindowContext(title="CREATE GADGET").key()
     )
+
+
+def test_a_manual_page_is_one_entity_on_its_page_and_in_links_to_it(extractor):
+    # AsciiDoc's and mandoc's titles for a manual page, and links to it from other pages.
+    asciidoc = _types(
+        "## DESCRIPTION\n\nFrobs the index.\n",
+        WindowContext(title="git-frob(1) Manual Page", technical=True),
+    )
+    mandoc = _types("## NAME\n\nfrobtab - frob tables\n", WindowContext(title="FROBTAB(5)"))
+    linking = _types(
+        "## SEE ALSO\n\nSee git-frob(1), frobtab(5) and gitfrobbing(7) for more.\n",
+        WindowContext(
+            title="git-unfrob(1) Manual Page",
+            links=("git-frob(1)", "frobtab(5)", "gitfrobbing(7)"),
+            technical=True,
+        ),
+    )
+
+    assert asciidoc["git-frob"] == linking["git-frob"] == "technology"
+    assert mandoc["FROBTAB"] == linking["frobtab"] == "technology"
+    assert linking["gitfrobbing"] == "concept"  # section 7: an overview, not a command
+    assert "git-frob(1) Manual Page" not in asciidoc

@@ -75,4 +75,4 @@ def test_a_content_link_references_its_page_but_the_page_itself_does_not(extract
     )
 
     references = {(r.source, r.target) for r in result.relations if r.type == "references"}
-    assert references == {("git-frob(1)", "git-unfrob(1)")}
+    assert references == {("git-frob", "git-unfrob")}  # manual pages named without section
