@@ -530,8 +530,10 @@ class StructureReader:
             if name is None or name.casefold() in _GENERIC_LINK_TEXT:
                 self.count("structure_links_skipped")
                 continue
-            if name.casefold() == subject.name.casefold() or self.unwanted(name) is not None:
-                self.count("structure_links_skipped")  # the page itself, or a slot
+            # The page itself, or a slot. A keyword's link is kept: it points to the page
+            # about the word, which the page states to be a subject.
+            if name.casefold() == subject.name.casefold() or self.unwanted(name) == "placeholder":
+                self.count("structure_links_skipped")
                 continue
             for start, end in _occurrences(self.text, text)[:3]:
                 statement = self.sentences.at(start, self.text)

@@ -76,3 +76,23 @@ def test_a_content_link_references_its_page_but_the_page_itself_does_not(extract
 
     references = {(r.source, r.target) for r in result.relations if r.type == "references"}
     assert references == {("git-frob", "git-unfrob")}  # manual pages named without section
+
+
+def test_a_content_link_to_a_keywords_page_still_references_it(extractor):
+    # A DocBook reference page whose code is written in capitalised keywords links the
+    # page of one of them: a keyword in running text is no entity, its linked page is.
+    text = (
+        "## Synopsis\n\n```\nCREATE [ TEMPORARY ] GADGET [ IF NOT EXISTS ] gadget_name\n```\n\n"
+        "## Description\n\n`CREATE GADGET` makes a gadget. Read it back with `SELECT`.\n"
+    )
+    linked = extractor.extract(
+        text,
+        entity_types=TYPES,
+        context=WindowContext(title="CREATE GADGET", links=("SELECT",), technical=True),
+    )
+    unlinked = extractor.extract(
+        text, entity_types=TYPES, context=WindowContext(title="CREATE GADGET", technical=True)
+    )
+
+    assert ("CREATE GADGET", "references", "SELECT") in _triples(linked)
+    assert "SELECT" not in {e.name for e in unlinked.entities}
