@@ -77,7 +77,8 @@ def test_backfill_reembeds_chunks_of_the_old_recipe_and_skips_current_ones(alice
     assert "acme" in terminal.getvalue()
     lines = out.getvalue().splitlines()
     assert lines[0].startswith(f"{len(old)} chunk(s) updated to {embedder.model_id} ")
-    assert any(line.startswith(f"{len(old)} of them had a vector") for line in lines)
+    assert lines[1].startswith("0 entity name(s) updated")  # the two lines as before
+    assert lines[2].startswith(f"{len(old)} of the chunk(s) had a vector")
     for chunk in Chunk.objects.filter(pk__in=[c.pk for c in old]):
         assert chunk.embedding_recipe == RECIPE
     description.refresh_from_db()

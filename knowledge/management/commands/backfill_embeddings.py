@@ -80,9 +80,10 @@ class Command(BaseCommand):
             f"{total - computed} copied from identical text); index {index}"
         )
         self.stdout.write(
-            f"{recipe} of them had a vector of this model from another indexed-text recipe "
-            f"(now recipe {RECIPE}: title and heading path, then the text)"
-        )
-        self.stdout.write(
             f"{entities} entity name(s) updated to {embedder.model_id}; index {entity_index}"
+        )
+        # After the two lines above, which scripts may read by position.
+        self.stdout.write(
+            f"{recipe} of the chunk(s) had a vector of this model from another indexed-text recipe "
+            f"(now recipe {RECIPE}: title and heading path, then the text)"
         )
