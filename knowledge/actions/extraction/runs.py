@@ -31,7 +31,13 @@ from knowledge.extraction.entity_types import looks_technical
 from knowledge.extraction.extractors import Extractor, WindowOutcome
 from knowledge.extraction.llm import LlmError, LlmNotConfigured
 from knowledge.extraction.schema import SchemaSnapshot
-from knowledge.extraction.windows import Window, WindowContext, build_windows, with_context
+from knowledge.extraction.windows import (
+    Window,
+    WindowContext,
+    build_windows,
+    document_vocabulary,
+    with_context,
+)
 from knowledge.models import (
     ExtractionRun,
     ExtractionStatus,
@@ -66,6 +72,9 @@ def document_windows(document: Document) -> list[Window]:
     headings = {chunk.pk: tuple(chunk.heading_path or ()) for chunk in chunks}
     links = _link_texts(document.metadata)
     technical = looks_technical(document.text)
+    # What the document's code shows (synopsis slots, language keywords) holds in every
+    # window, not only the one the synopsis fell in.
+    placeholders, keywords = document_vocabulary(document.text)
     return [
         with_context(
             window,
@@ -74,6 +83,8 @@ def document_windows(document: Document) -> list[Window]:
                 headings=headings.get(window.chunk_ids[0], ()),
                 links=tuple(t for t in links if t in window.text)[:MAX_CONTEXT_LINKS],
                 technical=technical,
+                placeholders=placeholders,
+                keywords=keywords,
             ),
         )
         for window in windows

@@ -275,3 +275,30 @@ def test_a_manual_page_is_one_entity_on_its_page_and_in_links_to_it(extractor):
     assert mandoc["FROBTAB"] == linking["frobtab"] == "technology"
     assert linking["gitfrobbing"] == "concept"  # section 7: an overview, not a command
     assert "git-frob(1) Manual Page" not in asciidoc
+
+
+# --- the same, through extraction of a stored document -------------------------------------
+
+
+def _filler(paragraphs: int) -> str:
+    return "\n\n".join(
+        f"Gadget note {i}: a gadget keeps its parts in order and reports them when asked. "
+        + " ".join(f"Remark {i}.{j} says the order of parts never changes." for j in range(12))
+        for i in range(paragraphs)
+    )
+
+
+@pytest.mark.django_db
+def test_a_long_pages_later_window_knows_the_synopsis_slots_when_extracted(ingest_text):
+    """The document's vocabulary reaches every window's context when a stored document is
+    extracted: the parameter list, windows after its synopsis, makes no entity of a slot."""
+    from knowledge.models import Entity
+
+    synopsis, rest = DOCBOOK_REFERENCE.split("## Description", 1)
+    parameters = rest[rest.index("## Parameters") :].replace("*`", "`").replace("`*", "`")
+    ingest_text(f"{synopsis}\n\n{_filler(14)}\n\n{parameters}", title="CREATE GADGET")
+
+    names = set(Entity.objects.values_list("name", flat=True))
+    assert "gadget_name" not in names
+    assert "part_type" not in names
+    assert any("gadget_part_count" in name for name in names)  # the near miss stays
