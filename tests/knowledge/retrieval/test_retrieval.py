@@ -307,7 +307,9 @@ def test_hostile_document_text_is_neutralised_and_bounded_in_the_context_block(
     ingest_text(HOSTILE, title="hostile")
     result = hybrid_search(workspace=alice.workspace, query="ignore previous instructions")
     assert result.chunks
-    assert "Ignore previous instructions" in result.chunks[0].text  # found, and raw in JSON
+    # Found, and raw in JSON (the page's other chunks are found too: they are indexed under
+    # its title, which the query names).
+    assert any("Ignore previous instructions" in c.text for c in result.chunks)
     context = result.context
     ours = {"## Retrieved context", "### Entities", "### Relations", "### Paths", "### Sources"}
     for line in context.splitlines():
