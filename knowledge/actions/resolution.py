@@ -25,9 +25,11 @@ name: the materializer asks `short_form_plan` before resolving a document's name
 to it, or the document names several full names it could stand for, queues the pairs for
 review instead.
 
-Entities of different types stay apart; only a person (or the LLM reviewer) merges them: a
-new entity whose canonical name an entity of another type has is queued for review with it
-("same name, different types"). The one exception is the fallback type ("concept"), which an
+Entities of different types stay apart across sources; only a person (or the LLM
+reviewer) merges them: a new entity whose canonical name an entity of another type has is
+queued for review with it ("same name, different types"). Within one source a name spelled
+like the one entity of another type the source already named is that entity (one sense per
+source: `_one_sense_in_source`). The other exception is the fallback type ("concept"), which an
 extractor gives when it cannot tell: a name of that type and an entity of another type
 spelled alike, case included, are one entity (`untyped_twin`; "GET" and "get()" still go
 to review). An entity's type follows the majority of the types the
@@ -71,6 +73,7 @@ from knowledge.selectors.matching import (
     known_entities,
     nearest_by_embeddings,
     not_same,
+    with_evidence_in_source,
 )
 from workspaces.models import Workspace
 
@@ -98,9 +101,11 @@ def resolve_entities(
     *,
     create: bool,
     counts: dict[str, int] | None = None,
+    source_id: int | None = None,
 ) -> dict[Key, Entity]:
     """Entities for (name, type) pairs, keyed by (name_key(name), type id). Names that are
-    blocked — and, without `create` (known-only), names matching nothing — are absent."""
+    blocked — and, without `create` (known-only), names matching nothing — are absent.
+    `source_id`: the source the names were read in (`one_sense_in_source`)."""
     counts = counts if counts is not None else {}
     keys: dict[Key, tuple[str, EntityType]] = {}
     for name, entity_type in wanted:
@@ -114,11 +119,49 @@ def resolve_entities(
     known = known_entities(workspace, keys)
     if known.blocked:
         counts["entities_blocked"] = counts.get("entities_blocked", 0) + len(known.blocked)
+    if known.missing and create and source_id is not None:
+        _one_sense_in_source(workspace, keys, known, source_id, counts)
     if known.missing and create:
         _create_missing(workspace, keys, known, counts)
     elif known.missing:
         _match_other_types(known)
     return known.found
+
+
+def _one_sense_in_source(
+    workspace: Workspace,
+    keys: dict[Key, tuple[str, EntityType]],
+    known: KnownEntities,
+    source_id: int,
+    counts: dict[str, int],
+) -> None:
+    """One sense per source: a new name spelled like the one active entity of its canonical
+    name, of another type, that the same source has already named, is that entity — its
+    type then follows the majority of its mentions' types (`Entity.type_votes`).
+
+    Within one manual, book or site a name almost always means one thing, and a second type
+    is the extractor's guess from another sentence: on a book about Debian (the panel's
+    handbook) "Linux" was a technology, a person, a product and a place, "GNOME" and "KDE"
+    each a technology and an organisation. Across sources a name may well be two things
+    (Paris the city in one, the person in another): there the pair still goes to review.
+    Nor does a window that gives the name two types at once (the extractor saw two senses
+    side by side), or a name two entities of other types hold already, join anything."""
+    types_in_batch: dict[str, set[int]] = {}
+    for text, type_id in keys:
+        types_in_batch.setdefault(text, set()).add(type_id)
+    candidates: dict[Key, Entity] = {}
+    for key in known.missing:
+        if len(types_in_batch[key[0]]) > 1:
+            continue
+        others = [e for text_type, e in known.exact.items() if text_type[0] == key[0]]
+        if len(others) == 1 and names.same_spelling(others[0].name, keys[key][0]):
+            candidates[key] = others[0]
+    named = with_evidence_in_source(workspace, {e.pk for e in candidates.values()}, source_id)
+    for key, entity in candidates.items():
+        if entity.pk in named:
+            known.found[key] = entity
+            known.missing.remove(key)
+            counts["one_sense_in_source"] = counts.get("one_sense_in_source", 0) + 1
 
 
 def _create_missing(

@@ -76,7 +76,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Part of the extraction cache key: bump whenever the heuristics below change.
-PROMPT_VERSION = "offline-v6"
+PROMPT_VERSION = "offline-v7"
 
 # Components that are never run: the parser already splits sentences, so senter would only
 # cost time and memory. Everything else is needed (tok2vec feeds tagger and parser; tagger

@@ -14,6 +14,9 @@ every language a document may be about:
   `target_list`): written in italics inside code, in angle brackets, or as the lower-case
   words of a synopsis line (one with optional parts, alternatives or a repeat: `[ ... ]`,
   `{ a | b }`, `...`, `::=`). They stand for what a reader fills in, never for a subject.
+  Also the capital letters an example names its parts by ("commits A, B and C",
+  "A---B---C", "X, Y, Z"; or one alone in code marks, `N`): variables of the example,
+  not the C language or the R project a lone letter in prose may be.
 - keywords, the upper-case words a language is written in (`SELECT`, `CREATE TABLE`,
   `IF NOT EXISTS`): upper-case words of code that sit on one line with another one.
 """
@@ -56,6 +59,17 @@ _SLOT_WORD = re.compile(r"(?<![\w\-./$'\"=])[a-z][a-z0-9_]*(?![\w\-./('\"=])")
 _LINE_COMMAND = re.compile(r"[*_`]*([a-z][a-z0-9_]*)")
 # A sentence's end inside a paragraph: prose, which a synopsis is not.
 _PROSE = re.compile(r"[a-z][.!?] +[A-Z]")
+# Single capital letters in a row (an example's variables): "A, B and C", "A B C D",
+# "A---B---C", "`X`, `Y`, or `Z`", each letter maybe primed or numbered (A', B1).
+_ONE_LETTER = r"[`*_]*[A-Z](?:'|\d)?[`*_]*"
+_LETTER_RUN = re.compile(
+    rf"(?<![\w'`*-]){_ONE_LETTER}"
+    rf"(?:(?:\s*(?:,|-{{1,3}}|\.\.\.?|\s)\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+){_ONE_LETTER}){{2,}}"
+    r"(?![\w-])"
+)
+# One capital letter in code marks: a variable, a type parameter, an option's value.
+_LETTER_CODE = re.compile(r"(?<!`)`([A-Z])`(?!`)")
+_LETTER = re.compile(r"[A-Z]")
 # Upper-case words of code: no variable ($HOME), no assignment (PATH=…), no path or version
 # (HTTP/1.1), no call (COUNT(…)).
 _UPPER_WORD = re.compile(r"(?<![\w$./-])[A-Z][A-Z]+(?![\w=(./-])")
@@ -154,7 +168,20 @@ def placeholders(text: str, blocks: tuple[Span, ...]) -> frozenset[str]:
             if command and words and words[0] == command.group(1):
                 words = words[1:]
             found.update(words)
+    found.update(letter_variables(text))
     return frozenset(name.casefold() for name in found if name)
+
+
+def letter_variables(text: str) -> set[str]:
+    """The capital letters an example names things by: three or more distinct ones in a
+    row, in prose or code ("Given three commits A, B and C", "A---B---C topic"), and any
+    one alone in code marks ("its merge `N`": code names no language by one letter)."""
+    found = set(_LETTER_CODE.findall(text))
+    for match in _LETTER_RUN.finditer(text):
+        letters = set(_LETTER.findall(match.group(0)))
+        if len(letters) >= 3:
+            found.update(letters)
+    return found
 
 
 def _synopses(text: str, blocks: tuple[Span, ...]) -> list[tuple[int, int]]:

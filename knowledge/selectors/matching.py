@@ -27,6 +27,7 @@ from knowledge.models import (
     Entity,
     EntityState,
     EntityType,
+    Mention,
     RuleKind,
 )
 from workspaces.models import Workspace
@@ -415,6 +416,20 @@ def kept_apart(workspace: Workspace, one: Entity, other: Entity) -> bool:
     return (
         not_same(workspace, one.pk, other.pk)
         or names.code_paths_differ(one.name, other.name) is not None
+    )
+
+
+def with_evidence_in_source(
+    workspace: Workspace, entity_ids: set[int], source_id: int
+) -> set[int]:
+    """The entities of `entity_ids` that a mention in a document of the source names."""
+    if not entity_ids:
+        return set()
+    return set(
+        Mention.objects.for_workspace(workspace)
+        .filter(entity_id__in=entity_ids, chunk__document__source_id=source_id)
+        .values_list("entity_id", flat=True)
+        .distinct()
     )
 
 

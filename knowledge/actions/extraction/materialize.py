@@ -159,8 +159,11 @@ class _WindowWriter:
         counts: dict[str, int],
         short_forms: dict[Key, DocName] | None = None,
         structure: frozenset[str] = frozenset(),
+        source_id: int | None = None,
     ) -> None:
         self.workspace, self.window, self.run, self.types = workspace, window, run, types
+        # The source the window was read in: a name it gave one type stays one entity.
+        self.source_id = source_id
         self.only_known, self.counts = only_known, counts
         # The keys of the source's section labels: names that are its structure.
         self.structure = structure
@@ -218,6 +221,7 @@ class _WindowWriter:
             [(self.resolved_as(str(e["name"]), t), t) for e, t in typed],
             create=not self.only_known,
             counts=self.counts,
+            source_id=self.source_id,
         )
         for raw, entity_type in typed:
             name = str(raw["name"])
@@ -579,6 +583,7 @@ def _materialize(
                 writer = _WindowWriter(
                     workspace, window, run, types, only_known=only_known, counts=counts,
                     short_forms=plan.resolved, structure=structure,
+                    source_id=document.source_id,
                 )  # fmt: skip
                 writer.write(touched)
                 entities.update(writer.entities)

@@ -13,6 +13,7 @@ from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.db import close_old_connections, connection, transaction
 
+from ingest.actions.sources import do_create_upload_source
 from knowledge.actions.curation import (
     do_merge_entities,
     do_reject_suggestion,
@@ -33,6 +34,7 @@ from knowledge.models import (
 )
 from knowledge.selectors.matching import best_match, best_matches
 from tests.llm_server import Reply
+from tests.support import run_pending
 from workspaces.actions.workspaces import do_create_workspace
 
 
@@ -279,6 +281,32 @@ def test_homonyms_of_different_types_stay_apart_and_are_asked_about_once(model, 
     assert MergeSuggestion.objects.get().status == "rejected"
     assert active("location") == ["Paris"]
     assert active("person") == ["Paris"]
+
+
+def test_a_name_one_source_types_two_ways_is_one_entity_of_its_majority_type(model, alice):
+    model["alpha"] = reply(("Linux", "technology"))
+    model["beta"] = reply(("Linux", "person"))
+    files = [
+        ("a.txt", [b"alpha: Linux runs the machine."]),
+        ("b.txt", [b"alpha: Linux boots in seconds."]),
+        ("c.txt", [b"beta: Linux answered the letter."]),
+    ]
+    source, _ = do_create_upload_source(workspace=alice.workspace, files=files)
+    run_pending(source)
+    assert active("technology") == ["Linux"]
+    assert active("person") == []
+    assert Entity.objects.get(state="active").type_votes == {"person": 1, "technology": 2}
+    assert not MergeSuggestion.objects.exists()
+
+
+def test_a_name_two_sources_type_two_ways_stays_two_entities(model, ingest_text):
+    model["alpha"] = reply(("Linux", "technology"))
+    model["beta"] = reply(("Linux", "person"))
+    ingest_text("alpha: Linux runs the machine.", title="a")
+    ingest_text("beta: Linux answered the letter.", title="b")
+    assert active("technology") == ["Linux"]
+    assert active("person") == ["Linux"]
+    assert MergeSuggestion.objects.get().reasons[0].startswith("same name, different types")
 
 
 def test_an_entity_takes_the_type_most_of_its_evidence_gives_it(model, ingest_text, alice):

@@ -302,3 +302,42 @@ def test_a_long_pages_later_window_knows_the_synopsis_slots_when_extracted(inges
     assert "gadget_name" not in names
     assert "part_type" not in names
     assert any("gadget_part_count" in name for name in names)  # the near miss stays
+
+
+# --- an example's letters ------------------------------------------------------------------
+
+ASCIIDOC_HISTORY = """## DISCUSSION
+
+In the history below, `C` does not change `foo`, but its merge `N` changes it to
+"foobar". The merge commit `R`, however, was made by `git merge-ort`. The commits `A`,
+`B` and `X` reach `frob_index()` in different ways.
+"""
+
+TEXINFO_GRAPH = """# 4.2 Merge bases
+
+Given three commits A, B and C, the merge base is computed for this history:
+
+```
+         o---o---C
+        /
+  ---2---1---o---A
+```
+"""
+
+SPHINX_PROSE = "For variables X, Y, or Z, `fmean()` weighs each one.\n"
+
+
+def test_letters_an_example_names_things_by_are_its_variables():
+    assert read_structure(ASCIIDOC_HISTORY).placeholders >= {"a", "b", "c", "n", "r", "x"}
+    assert read_structure(TEXINFO_GRAPH).placeholders >= {"a", "b", "c"}
+    assert read_structure(SPHINX_PROSE).placeholders >= {"x", "y", "z"}
+    # Near misses: a lone letter in prose (a language), two letters, a call's arguments.
+    for text in ("It is written in C and R.", "Merge A and B first.", "class A(B, C): pass"):
+        assert not read_structure(text).placeholders & {"a", "b", "c", "r"}
+
+
+def test_an_examples_letters_are_no_entities_but_a_function_beside_them_is(extractor):
+    types = _types(ASCIIDOC_HISTORY, WindowContext(title="git-shortlog(1)", technical=True))
+
+    assert not {"A", "B", "C", "N", "R", "X"} & set(types)
+    assert types["frob_index"] == "technology"
