@@ -27,7 +27,8 @@ What it does with a window of text, in order:
    the dependency tree (its lemma, e.g. "acquire") or "related_to" when no verb does or the
    verb names no relation (a copula, a naming verb, a lemma no English verb has); code
    names are related to what they share a statement with; a "related_to" gives way to any
-   other relation the window states between the same two names.
+   other relation the window states between the same two names. Coordination states
+   nothing: items of one list, and names in two clauses joined by "and", are not related.
 
 It is plain, deterministic heuristics over one model: same text and context, same
 pipeline → same result. Bump PROMPT_VERSION whenever the logic changes, since it is part of
@@ -76,7 +77,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Part of the extraction cache key: bump whenever the heuristics below change.
-PROMPT_VERSION = "offline-v7"
+PROMPT_VERSION = "offline-v8"
 
 # Components that are never run: the parser already splits sentences, so senter would only
 # cost time and memory. Everything else is needed (tok2vec feeds tagger and parser; tagger
@@ -682,6 +683,35 @@ def _link(first: _Mention, second: _Mention, doc: Doc) -> _Link:
     return _Link(relation_type, lemma, source_first)
 
 
+def _side_by_side(first: _Mention, second: _Mention, doc: Doc) -> bool:
+    """Whether coordination is all that joins two mentions, which then states nothing
+    between them: items of one list ("GNOME, KDE and Xfce", "`copy()` or `move()`"), or
+    names in two clauses joined by "and"/"but" ("Microsoft acquired GitHub, and Google
+    bought YouTube": nothing about Microsoft and Google). Labelled samples counted such
+    pairs, typed `related_to`, as relations the line does not state."""
+    root_a = doc[first.token_start : first.token_end].root
+    root_b = doc[second.token_start : second.token_end].root
+    if _list_head(root_a).i == _list_head(root_b).i:
+        return True
+    chain_a, chain_b = _ancestors(root_a), _ancestors(root_b)
+    shared = {t.i for t in chain_a} & {t.i for t in chain_b}
+    inside = set(range(first.token_start, first.token_end)) | set(
+        range(second.token_start, second.token_end)
+    )
+    return any(
+        t.dep_ == "conj" and _is_verb(t)
+        for t in (*chain_a, *chain_b)
+        if t.i not in shared and t.i not in inside
+    )
+
+
+def _list_head(token: Token) -> Token:
+    """The first item of the list a token is an item of (itself when none)."""
+    while token.dep_ == "conj" and token.head.i != token.i:
+        token = token.head
+    return token
+
+
 def _depth(doc: Doc, mention: _Mention) -> int:
     """How far the mention's root is below its sentence's root."""
     return len(_ancestors(doc[mention.token_start : mention.token_end].root))
@@ -729,6 +759,9 @@ def _relations(
                 name_b = entities[second.key].name
                 if name_a.casefold() == name_b.casefold():
                     continue  # the same name under two types: not a relation
+                if _side_by_side(first, second, doc):
+                    result.count("side_by_side")
+                    continue
                 link = _link(first, second, doc)
                 source, target = (name_a, name_b) if link.source_first else (name_b, name_a)
                 if link.type == COOCCURRENCE_TYPE:

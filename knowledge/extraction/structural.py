@@ -23,6 +23,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from knowledge.extraction.entity_types import CODE_TYPE, FALLBACK_TYPE, active_type
 from knowledge.extraction.noise import (
@@ -716,9 +717,34 @@ def relate_cooccurring(
     pairs = 0
     for statement, names in by_statement.items():
         chosen = names[:MAX_COOCCURRING]
+        lists = list_groups(chosen, statement, text)
         for i, first in enumerate(chosen):
             for second in chosen[i + 1 :]:
+                if lists[id(first)] == lists[id(second)]:
+                    continue  # items of one list: nothing said between them
                 before = len(out.relations)
                 out.relate(first, second, RELATED_TYPE, statement, text)
                 pairs += len(out.relations) - before
     return pairs
+
+
+# What stands between two items of one list: a comma, "and", "or", a slash, with the code
+# marks and call parentheses around the names ("`copy()`, `move()` or `rename()`").
+_LIST_GAP = re.compile(r"[\s`*_()]*(?:,|;|/|,?\s*\b(?:and|or)\b|,\s*(?:and|or)\b)[\s`*_()]*")
+
+
+def list_groups(names: list[Found], statement: tuple[int, int], text: str) -> dict[int, int]:
+    """Which list each name of a statement is an item of (by `id`; a name in no list is a
+    list of its own): two names next to each other with only a comma, "and", "or" or a
+    slash between are items of one list, and so, in a chain, are all the items."""
+    group = {id(found): n for n, found in enumerate(names)}
+    start, end = statement
+    places = sorted(
+        ((span, found) for found in names for span in found.spans if start <= span[0] < end),
+        key=lambda place: place[0],
+    )
+    for (left, first), (right, second) in pairwise(places):
+        if left[1] <= right[0] and _LIST_GAP.fullmatch(text[left[1] : right[0]]):
+            old, new = group[id(second)], group[id(first)]
+            group = {key: new if value == old else value for key, value in group.items()}
+    return group

@@ -419,9 +419,7 @@ def kept_apart(workspace: Workspace, one: Entity, other: Entity) -> bool:
     )
 
 
-def with_evidence_in_source(
-    workspace: Workspace, entity_ids: set[int], source_id: int
-) -> set[int]:
+def with_evidence_in_source(workspace: Workspace, entity_ids: set[int], source_id: int) -> set[int]:
     """The entities of `entity_ids` that a mention in a document of the source names."""
     if not entity_ids:
         return set()

