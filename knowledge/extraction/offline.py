@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Part of the extraction cache key: bump whenever the heuristics below change.
-PROMPT_VERSION = "offline-v8"
+PROMPT_VERSION = "offline-v9"
 
 # Components that are never run: the parser already splits sentences, so senter would only
 # cost time and memory. Everything else is needed (tok2vec feeds tagger and parser; tagger

@@ -53,7 +53,16 @@ _SIGNATURE_PREFIXES = re.compile(
 )
 _IDENTIFIER_CALL = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*(\(.*\))?\s*(?:->.*)?$")
 _NUMBERING = re.compile(
-    r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|(?:chapter|part|appendix)\s+\w+:?)\s+", re.I
+    r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|(?:chapter|part|appendix|section)\s+\w+[.:]?)\s+", re.I
+)
+# The closed-class words that make a heading a clause or a contrast rather than the name
+# of one topic: "Who Rust Is For", "What It Does", "Traits vs. Generics". English function
+# words, the same for every site. ("and" is no such word: "Power and logarithmic functions"
+# and "Coroutines and Tasks" are one topic each.)
+_NOT_ONE_TOPIC = re.compile(
+    r"(?:^|\s)(?:vs\.?|versus|who|what|when|where|why|how|which|is|are|was|were|be"
+    r"|can|does|do|will|should|must|it|its|we|you|your|they|their|this|these|those|our)(?=\s|$)",
+    re.I,
 )
 _WORD = re.compile(r"\w+")
 # Sphinx's version notes: metadata of an entry, never what it is about.
@@ -295,7 +304,8 @@ def code_name(raw: str) -> str | None:
 def topic_name(raw: str) -> tuple[str, str] | None:
     """(name, description) of a heading or title: "asyncio — Asynchronous I/O" names
     "asyncio" and describes it; "3.2. Creating Tasks" names nothing (an action, not a
-    topic); None when the words are no name."""
+    topic), nor do "Who Rust Is For" (a clause) and "Traits vs. Generics" (a contrast);
+    None when the words are no name."""
     text = _NUMBERING.sub("", plain(raw)).strip().rstrip(":")
     parts = [p.strip() for p in _TITLE_SEPARATORS.split(text) if p.strip()]
     if not parts:
@@ -313,6 +323,8 @@ def topic_name(raw: str) -> tuple[str, str] | None:
     first = words_of(name)[:1]
     if first and first[0].casefold().endswith("ing") and is_dictionary_word(first[0]):
         return None  # "Creating Tasks", "Running an asyncio Program": actions
+    if _NOT_ONE_TOPIC.search(name):
+        return None  # "Who Rust Is For", "Traits vs. Generics": a clause, a contrast
     if rejection(name) is not None:
         return None
     return name, description

