@@ -1,6 +1,8 @@
 """Section labels a source repeats: the headings its documents share (a reference's NAME,
 SYNOPSIS, DESCRIPTION, SEE ALSO; an API reference's "Method Summary", "Parameters",
-"Returns"; "Notes", "Examples"), which are the documents' structure, not their subjects.
+"Returns"; "Notes", "Examples"), and the terms of definition lists they share (Javadoc's
+"Parameters:", "Throws:", "Specified by:" under each member), which are the documents'
+structure, not their subjects.
 
 Learnt per source from the same kind of statistics as its boilerplate
 (ingest/boilerplate.py): a heading text is a section label when it heads a section in at
@@ -97,10 +99,14 @@ class SectionLabel:
         return self.learnt if self.override is None else self.override
 
 
-# A heading line as the chunker reads one (ingest/chunking.py), or a ``` fence: no heading
-# inside a code block (a "# comment" in an example). Headings longer than a label are titles.
+# A heading line as the chunker reads one (ingest/chunking.py), a definition's term (a line
+# followed by a ": " definition line, as the parsers write definition lists: Javadoc's
+# "Parameters:", "Throws:", "Specified by:"), or a ``` fence: no heading inside a code block
+# (a "# comment" in an example). Headings longer than a label are titles.
 _LINE = re.compile(
-    rf"^[ \t]*(?:(```)[^\n]*|#{{1,6}}[ \t]+([^\n]{{1,{MAX_LABEL_CHARS}}}?)[ \t]*)$", re.M
+    rf"^[ \t]*(?:(```)[^\n]*|#{{1,6}}[ \t]+([^\n]{{1,{MAX_LABEL_CHARS}}}?)[ \t]*"
+    rf"|([^\s:#|>`-][^\n]{{0,{MAX_LABEL_CHARS - 1}}}?)[ \t]*(?=\n: ))$",
+    re.M,
 )
 # Documents whose text is read at a time.
 _BATCH = 200
@@ -109,15 +115,15 @@ _CACHED_SOURCES = 32
 
 
 def headings(text: str) -> dict[str, str]:
-    """The distinct section headings of a parsed text outside code blocks: key -> the first
-    spelling."""
+    """The distinct section headings (and definition terms) of a parsed text outside code
+    blocks: key -> the first spelling."""
     found: dict[str, str] = {}
     code = False
     for match in _LINE.finditer(text):
         if match.group(1):
             code = not code
-        elif not code and match.group(2):
-            raw = match.group(2).strip()
+        elif not code and (match.group(2) or match.group(3)):
+            raw = (match.group(2) or match.group(3)).strip()
             key = label_key(raw)
             if key and not looks_like_name(raw):
                 found.setdefault(key, raw)

@@ -18,7 +18,7 @@ import pytest
 from django.core.management import call_command
 
 from ingest.actions.sources import do_create_upload_source
-from ingest.models import Source
+from ingest.models import Document, DocumentStatus, Source
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.models import Entity, EntityState, Mention, Relation
@@ -339,3 +339,27 @@ def test_a_heading_every_title_names_is_the_sources_subject_not_a_label(alice):
         {f"kestrel-{c}(1) Manual Page": ["SYNOPSIS", "KESTREL"] for c in ("wind", "fly", "nest")},
     )
     assert [label.text for label in learnt_section_labels(alice.workspace, source)] == ["SYNOPSIS"]
+
+
+def test_definition_terms_every_member_repeats_are_labels_but_a_glossary_term_is_not(alice):
+    """Javadoc writes "Parameters:", "Returns:" and "Throws:" as definition-list terms under
+    each member, not as headings: they are labels all the same. A term one page defines
+    (a glossary's) stays a name."""
+    source = Source.objects.create(workspace=alice.workspace, kind="upload", name="api")
+    for index, name in enumerate(("Spindle", "Bobbin", "Treadle")):
+        text = (
+            f"# Class {name}\n\n## spin\n\nParameters:\n: `turns` - how often\n\n"
+            f"Returns:\n: the {name.lower()}\n\nThrows:\n: `WarpError` - when it breaks\n\n"
+        )
+        if index == 0:
+            text += "Warp Tension\n: How tight the warp is held.\n"
+        Document.objects.create(
+            workspace=alice.workspace, source=source, path=f"{index}.html",
+            title=f"Class {name}", text=text, status=DocumentStatus.DONE,
+            content_hash=f"api-{index}",
+        )  # fmt: skip
+
+    learnt = {label.key for label in learnt_section_labels(alice.workspace, source)}
+
+    assert {"parameters", "returns", "throws"} <= learnt
+    assert "warp tension" not in learnt
