@@ -125,7 +125,8 @@ CORPORA: tuple[Corpus, ...] = (
         split="judged",
         start="index.html",
         allow=(_SITE + r"/[^/]+\.html$",),
-        max_pages=45,
+        # 12 pages made 1,567 chunks: Node's pages are whole modules' references.
+        max_pages=16,
     ),
     Corpus(
         name="rust-std",
@@ -135,7 +136,8 @@ CORPORA: tuple[Corpus, ...] = (
         split="judged",
         start="std/index.html",
         allow=(_SITE + r"/std/",),
-        max_pages=150,
+        # 49 pages made 3,818 chunks (a type's page lists every method and trait impl).
+        max_pages=30,
     ),
     Corpus(
         name="octave",

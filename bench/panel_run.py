@@ -274,15 +274,47 @@ def retrieval(chosen: Corpus) -> dict[str, Any]:
     files = question_files(chosen)
     if not files:
         return {"skipped": "no questions file"}
-    combined = _combined(files)
+    combined, left_out = _answerable(_combined(files), workspace)
     out = StringIO()
     call_command(
         "eval_retrieval", str(combined), "--workspace", workspace.slug, "--json", stdout=out
     )
     report = dict(json.loads(out.getvalue()))
-    summary = {"corpus": chosen.name, "commit": commit(), **summarise(report)}
+    summary = {
+        "corpus": chosen.name,
+        "commit": commit(),
+        "questions_left_out": left_out,
+        **summarise(report),
+    }
     _write(chosen, "retrieval.json", {"summary": summary, "report": report})
     return summary
+
+
+def _answerable(questions: Path, workspace: Workspace) -> tuple[Path, int]:
+    """The questions whose pages the workspace holds (a page entry of "answers": at least
+    one; of "requires": all), and how many were left out: a corpus whose cap came down
+    after its questions were written keeps the questions about the pages it still brings
+    in. Entries are matched as eval_retrieval matches them (a substring of the document's
+    path); "snippet:" entries are not pages. Nobody reads the questions to do this."""
+    paths = list(Document.objects.filter(workspace=workspace).values_list("path", flat=True))
+
+    def present(entry: str) -> bool:
+        return entry.startswith("snippet:") or any(entry in path for path in paths)
+
+    kept: list[str] = []
+    lines = [line for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for line in lines:
+        row = json.loads(line)
+        pages = [e for e in row.get("answers", []) if not e.startswith("snippet:")]
+        needed = row.get("requires") or []
+        if all(present(e) for e in needed) and (not pages or any(present(e) for e in pages)):
+            kept.append(line)
+    if len(kept) == len(lines):
+        return questions, 0
+    handle, name = tempfile.mkstemp(prefix="panel-answerable-", suffix=".jsonl")
+    os.close(handle)
+    Path(name).write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return Path(name), len(lines) - len(kept)
 
 
 def _combined(files: list[Path]) -> Path:
