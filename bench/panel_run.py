@@ -495,8 +495,9 @@ def table(chosen: list[Corpus]) -> str:
     """One line per corpus: the stored figures and the labelled samples' precision."""
     head = (
         "| corpus | split | generator | commit | docs | chunks | chunks/s | headed | alone "
-        "| escapes | entities | related_to | no relation | hub name | hub junk | entity name "
-        "| entity type | relation | hit@1 | hit@5 | MRR@10 | vs best single (low) "
+        "| escapes | entities | related_to | no relation | hub name | hub junk | hub type "
+        "| entity name | entity type | relation stated | relation type | hit@1 | hit@5 | MRR@10 "
+        "| vs best single (low) "
         "| multi-hop full support: hybrid / +graph (low) |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -511,8 +512,9 @@ def table(chosen: list[Corpus]) -> str:
             c.name, c.split, c.generator,
             *(f.get(key, MISSING) for key in _FIGURES),
             _get(lab, "hubs", "precision"), _get(lab, "hubs", "junk"),
+            _get(lab, "hubs", "type_precision"),
             _get(lab, "entities", "precision"), _get(lab, "entities", "type_precision"),
-            _get(lab, "relations", "precision"),
+            _get(lab, "relations", "precision"), _get(lab, "relations", "type_precision"),
             _num(s.get("hit_at_1")), _num(s.get("hit_at_5")), _num(s.get("mrr_at_10")),
             _num(s.get("default_vs_best_single_lower")),
             f"{_num(support.get('hybrid'))} / {_num(support.get(DEFAULT_RANKING))} "
