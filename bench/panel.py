@@ -23,7 +23,9 @@ files: uploaded one by one), with the models loaded first, and records end-to-en
 path, chunks that are only a heading, markup escapes left in chunk text) and graph figures
 (entities, relations, the share typed `related_to`, entities with no relation, entities
 seen once, relation types). `retrieval` scores the corpus's questions with
-`manage.py eval_retrieval` on the workspace `build` made: the five rankings, the default
+`manage.py eval_retrieval` on the workspace `build` made (questions whose pages the
+workspace lacks, after a corpus's cap came down, are left out and counted as
+`questions_left_out`): the five rankings, the default
 ranking's margin over the best single signal, and on multi-hop questions full-support
 recall@10 with hybrid+graph against hybrid. `sample` writes the labelling files (top-100
 hubs, a seeded random 60 entities, a seeded random 60 relations with the sentence that states
