@@ -13,7 +13,7 @@ from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.db import close_old_connections, connection, transaction
 
-from ingest.actions.sources import do_create_upload_source
+from ingest.actions.sources import FileInput, do_create_upload_source
 from knowledge.actions.curation import (
     do_merge_entities,
     do_reject_suggestion,
@@ -286,7 +286,7 @@ def test_homonyms_of_different_types_stay_apart_and_are_asked_about_once(model, 
 def test_a_name_one_source_types_two_ways_is_one_entity_of_its_majority_type(model, alice):
     model["alpha"] = reply(("Linux", "technology"))
     model["beta"] = reply(("Linux", "person"))
-    files = [
+    files: list[FileInput] = [
         ("a.txt", [b"alpha: Linux runs the machine."]),
         ("b.txt", [b"alpha: Linux boots in seconds."]),
         ("c.txt", [b"beta: Linux answered the letter."]),
