@@ -33,7 +33,13 @@ from ingest.embeddings import get_embedder
 from ingest.models import Chunk, Document
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import Entity, Mention, Relation, RelationEvidence
-from knowledge.retrieval.evaluation import MULTI_HOP, SINGLE_PAGE, paired_difference
+from knowledge.retrieval.comparison import matching_documents, required_documents
+from knowledge.retrieval.evaluation import (
+    MULTI_HOP,
+    SINGLE_PAGE,
+    paired_difference,
+    parse_question,
+)
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 
@@ -291,23 +297,17 @@ def retrieval(chosen: Corpus) -> dict[str, Any]:
 
 
 def _answerable(questions: Path, workspace: Workspace) -> tuple[Path, int]:
-    """The questions whose pages the workspace holds (a page entry of "answers": at least
-    one; of "requires": all), and how many were left out: a corpus whose cap came down
+    """The questions whose pages the workspace holds (an "answers" locator: at least one;
+    a "requires" entry: each), and how many were left out: a corpus whose cap came down
     after its questions were written keeps the questions about the pages it still brings
-    in. Entries are matched as eval_retrieval matches them (a substring of the document's
-    path); "snippet:" entries are not pages. Nobody reads the questions to do this."""
-    paths = list(Document.objects.filter(workspace=workspace).values_list("path", flat=True))
-
-    def present(entry: str) -> bool:
-        return entry.startswith("snippet:") or any(entry in path for path in paths)
-
-    kept: list[str] = []
+    in. Entries match documents as eval_retrieval matches them
+    (`comparison.matching_documents`). Nobody reads the questions to do this."""
     lines = [line for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for line in lines:
-        row = json.loads(line)
-        pages = [e for e in row.get("answers", []) if not e.startswith("snippet:")]
-        needed = row.get("requires") or []
-        if all(present(e) for e in needed) and (not pages or any(present(e) for e in pages)):
+    kept: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        question = parse_question(json.loads(line), number)
+        pages = not question.locators or matching_documents(workspace.pk, question.locators, ())
+        if pages and all(required_documents(workspace.pk, question)):
             kept.append(line)
     if len(kept) == len(lines):
         return questions, 0
