@@ -612,8 +612,13 @@ def _better_than_related(
     return kept
 
 
-def _link(first: _Mention, second: _Mention, doc: Doc) -> _Link:
-    """Type and direction of the relation between two mentions of one sentence."""
+def _link(first: _Mention, second: _Mention, doc: Doc) -> _Link | None:
+    """Type and direction of the relation between two mentions of one sentence; None when
+    coordination is all that joins them, which states nothing between them: items of one
+    list ("GNOME, KDE and Xfce"), or names in two clauses joined by "and"/"but" ("Microsoft
+    acquired GitHub, and Google bought YouTube": nothing about Microsoft and Google).
+    Labelled samples counted such pairs, typed `related_to`, as relations the line does not
+    state."""
     cooccurrence = _Link(COOCCURRENCE_TYPE, "", True)
     root_a = doc[first.token_start : first.token_end].root
     root_b = doc[second.token_start : second.token_end].root
@@ -629,6 +634,10 @@ def _link(first: _Mention, second: _Mention, doc: Doc) -> _Link:
     inside = set(range(first.token_start, first.token_end)) | set(
         range(second.token_start, second.token_end)
     )
+    if _list_head(root_a).i == _list_head(root_b).i or any(
+        t.dep_ == "conj" and _is_verb(t) and t.i not in inside for t in (*path_a, *path_b)
+    ):
+        return None
     verb: Token | None = None
     if _is_verb(lca) and lca.i not in inside:
         verb = lca
@@ -681,28 +690,6 @@ def _link(first: _Mention, second: _Mention, doc: Doc) -> _Link:
             source_first = role_a == wanted
             break
     return _Link(relation_type, lemma, source_first)
-
-
-def _side_by_side(first: _Mention, second: _Mention, doc: Doc) -> bool:
-    """Whether coordination is all that joins two mentions, which then states nothing
-    between them: items of one list ("GNOME, KDE and Xfce", "`copy()` or `move()`"), or
-    names in two clauses joined by "and"/"but" ("Microsoft acquired GitHub, and Google
-    bought YouTube": nothing about Microsoft and Google). Labelled samples counted such
-    pairs, typed `related_to`, as relations the line does not state."""
-    root_a = doc[first.token_start : first.token_end].root
-    root_b = doc[second.token_start : second.token_end].root
-    if _list_head(root_a).i == _list_head(root_b).i:
-        return True
-    chain_a, chain_b = _ancestors(root_a), _ancestors(root_b)
-    shared = {t.i for t in chain_a} & {t.i for t in chain_b}
-    inside = set(range(first.token_start, first.token_end)) | set(
-        range(second.token_start, second.token_end)
-    )
-    return any(
-        t.dep_ == "conj" and _is_verb(t)
-        for t in (*chain_a, *chain_b)
-        if t.i not in shared and t.i not in inside
-    )
 
 
 def _list_head(token: Token) -> Token:
@@ -759,10 +746,10 @@ def _relations(
                 name_b = entities[second.key].name
                 if name_a.casefold() == name_b.casefold():
                     continue  # the same name under two types: not a relation
-                if _side_by_side(first, second, doc):
+                link = _link(first, second, doc)
+                if link is None:
                     result.count("side_by_side")
                     continue
-                link = _link(first, second, doc)
                 source, target = (name_a, name_b) if link.source_first else (name_b, name_a)
                 if link.type == COOCCURRENCE_TYPE:
                     # Undirected: one per pair, whichever order it was met in.
