@@ -1,0 +1,67 @@
+"""What the suite's time goes to, printed at the end of every run.
+
+A suite that grows with every issue gets slow one test at a time, and nobody notices until
+a change waits half an hour for its checks. So every run ends with the ten slowest tests
+(setup, call and teardown together: a fixture that starts a server counts), and with the
+tests over `SLOW_SECONDS` that do not say why they are slow: those carry
+`@pytest.mark.slow(reason="...")` (a whole module may set `pytestmark`). Nothing here fails
+a test on time — machines differ; the list is for the reader.
+
+Under xdist the workers run the tests and the controller prints, so the marker's reason
+travels in the report's user properties.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+SLOW_SECONDS = 20.0
+SHOWN = 10
+_REASON = "slow_reason"
+
+_seconds: dict[str, float] = defaultdict(float)
+_reasons: dict[str, str] = {}
+
+
+def slow_reason(item: pytest.Item) -> str:
+    """The reason a test's `slow` marker gives ("" when it has none or no reason)."""
+    marker = item.get_closest_marker("slow")
+    if marker is None:
+        return ""
+    return str(marker.kwargs.get("reason") or (marker.args[0] if marker.args else ""))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    reason = slow_reason(item)
+    if reason:
+        item.user_properties.append((_REASON, reason))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _seconds[report.nodeid] += report.duration
+    for key, value in report.user_properties:
+        if key == _REASON:
+            _reasons[report.nodeid] = str(value)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not _seconds or hasattr(config, "workerinput"):
+        return
+    slowest = sorted(_seconds.items(), key=lambda pair: pair[1], reverse=True)
+    terminalreporter.section(f"the {SHOWN} slowest tests (setup + call + teardown)")
+    for nodeid, seconds in slowest[:SHOWN]:
+        terminalreporter.write_line(f"{seconds:7.1f}s  {nodeid}")
+    unexplained = [
+        (nodeid, seconds)
+        for nodeid, seconds in slowest
+        if seconds > SLOW_SECONDS and nodeid not in _reasons
+    ]
+    if unexplained:
+        terminalreporter.section(
+            f"over {SLOW_SECONDS:.0f}s without @pytest.mark.slow(reason=...)", yellow=True
+        )
+        for nodeid, seconds in unexplained:
+            terminalreporter.write_line(f"{seconds:7.1f}s  {nodeid}")
