@@ -10,11 +10,10 @@ run continues from the rows; pages already fetched are never fetched again in th
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from urllib.parse import urlsplit
 
@@ -25,14 +24,13 @@ from django.utils import timezone
 
 from ingest.actions.crawl.pages import add_pages, finish_page, url_hash
 from ingest.actions.crawl.request import CrawlSettings
-from ingest.actions.crawl.run import CrawlRun, PoliteFetcher
+from ingest.actions.crawl.run import CrawlRun, PoliteFetcher, crawl_policy
 from ingest.actions.crawl.seed import seed
 from ingest.actions.sources import do_add_file, do_delete_document, do_refresh_source_progress
 from ingest.crawler.fetch import Fetcher, FetchError, FetchResult
-from ingest.crawler.links import extract_links
+from ingest.crawler.policy import Action, Outcome, PageFetch
 from ingest.crawler.ratelimit import HostRateLimiter
 from ingest.crawler.robots import RobotsCache
-from ingest.crawler.urls import normalize_url, path_key
 from ingest.dispatch import document_groups, enqueue_documents
 from ingest.models import (
     PENDING,
@@ -50,21 +48,6 @@ from system import slices
 # Rounds of re-processing an inline crawl gives documents sent round again at its end (one
 # is enough: a document chunked again with its source's final counts stays as it is).
 _INLINE_ROUNDS = 3
-
-# Media types routed to the parsers; everything else is skipped with its type as the reason.
-INGESTIBLE_TYPES = {
-    "text/html",
-    "application/xhtml+xml",
-    "application/pdf",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "text/plain",
-    "text/markdown",
-    "text/x-markdown",
-    "application/json",
-    "application/x-ndjson",
-    "application/jsonl",
-}
-_MAX_ATTEMPTS = 3
 
 
 def do_run_crawl(
@@ -97,8 +80,7 @@ def do_run_crawl(
         fetcher=fetcher,
         robots=RobotsCache(PoliteFetcher(fetcher, limiter), user_agent=settings.CRAWL_USER_AGENT),
         limiter=limiter,
-        allow=[re.compile(p) for p in config.allow],
-        deny=[re.compile(p) for p in config.deny],
+        policy=crawl_policy(config),
         process=process,
     )
     # A killed run leaves pages it was fetching (back to the queue) and may leave documents
@@ -131,8 +113,8 @@ def do_run_crawl(
                         break
                     continue
                 results = list(pool.map(lambda page: _fetch(crawl, page), batch))
-                for page, outcome in zip(batch, results, strict=True):
-                    _record(crawl, page, outcome)
+                for page, fetched in zip(batch, results, strict=True):
+                    _record(crawl, page, fetched)
                 # Hand documents on in full groups: their chunks are embedded together.
                 if len(crawl.new_documents) >= settings.INGEST_DOCUMENTS_PER_TASK:
                     _flush_documents(crawl)
@@ -189,19 +171,21 @@ def _wait_for_deferred(source: Source) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _Outcome:
+class _Fetched:
+    """What a pool thread brings back for one page: an answer, an error, or robots' no."""
+
     result: FetchResult | None = None
     error: FetchError | None = None
     robots_disallowed: bool = False
 
 
-def _fetch(crawl: CrawlRun, page: CrawlPage) -> _Outcome:
+def _fetch(crawl: CrawlRun, page: CrawlPage) -> _Fetched:
     """Runs in a pool thread: robots, politeness, the request. No database access here."""
     try:
         if not crawl.robots.allowed(page.url):
             error = crawl.robots.fetch_error(page.url)
-            return _Outcome(error=error) if error else _Outcome(robots_disallowed=True)
-        return _Outcome(
+            return _Fetched(error=error) if error else _Fetched(robots_disallowed=True)
+        return _Fetched(
             result=crawl.fetcher.fetch(
                 page.url,
                 etag=page.etag or None,
@@ -210,80 +194,76 @@ def _fetch(crawl: CrawlRun, page: CrawlPage) -> _Outcome:
             )
         )
     except FetchError as exc:
-        return _Outcome(error=exc)
+        return _Fetched(error=exc)
 
 
-def _record(crawl: CrawlRun, page: CrawlPage, outcome: _Outcome) -> None:
+def _record(crawl: CrawlRun, page: CrawlPage, fetched: _Fetched) -> None:
+    """Ask the policy what the fetch means for the page (ingest/crawler/policy.py), then
+    write it: the page's row, the URLs it queues, its document."""
     page.attempts += 1
     page.fetched_at = timezone.now()
-    if outcome.robots_disallowed:
-        finish_page(page, CrawlPageStatus.SKIPPED, "disallowed by robots.txt")
-        return
-    if outcome.error is not None:
-        finish_page(
-            page, CrawlPageStatus.FAILED, f"{outcome.error.reason}: {outcome.error.message}"
-        )
-        return
-    result = outcome.result
-    assert result is not None
-    page.http_status = result.status
-    page.elapsed_ms = int(result.elapsed * 1000)
-    page.redirects = list(result.redirects)
-    page.final_url = result.url if result.url != page.url else ""
-    if result.status in {429, 503} and page.attempts < _MAX_ATTEMPTS:
-        delay = min(
-            result.retry_after or 2.0**page.attempts, settings.CRAWL_MAX_RETRY_AFTER_SECONDS
-        )
-        crawl.limiter.defer(urlsplit(page.url).netloc, delay)
-        page.not_before = timezone.now() + timedelta(seconds=delay)
-        finish_page(
-            page, CrawlPageStatus.QUEUED, f"HTTP {result.status}; retrying after {delay:g} s"
-        )
-        return
-    if result.not_modified:
-        finish_page(page, CrawlPageStatus.INGESTED, "not modified since the last crawl")
-        return
-    if result.status in {404, 410}:
-        _gone(crawl, page)
-        return
-    if result.status >= 400:
-        finish_page(page, CrawlPageStatus.FAILED, f"HTTP {result.status}")
-        return
-    page.etag = result.etag or ""
-    page.last_modified = result.last_modified or ""
-    page.content_type = result.content_type[:120]
-    final = normalize_url(result.url) or page.url
-    if final != page.url:
-        reason = crawl.wanted(final)
-        if reason:
-            finish_page(page, CrawlPageStatus.SKIPPED, f"redirects to {final}: {reason}")
-            return
-        if (
-            CrawlPage.objects.filter(source=crawl.source, url_hash=url_hash(final))
-            .exclude(pk=page.pk)
-            .exists()
-        ):
-            finish_page(
-                page, CrawlPageStatus.SKIPPED, f"redirects to {final}, crawled as its own page"
-            )
-            return
-    if result.content_type not in INGESTIBLE_TYPES:
-        finish_page(
-            page,
-            CrawlPageStatus.SKIPPED,
-            f"unsupported content type {result.content_type or 'unknown'}",
-        )
-        return
-    if result.content_type in {"text/html", "application/xhtml+xml"}:
-        links = extract_links(result.content, base_url=result.url)
-        canonical = links.canonical
-        if canonical and canonical not in {page.url, final} and not crawl.wanted(canonical):
-            add_pages(crawl.source, [(canonical, page.depth, "canonical", None)])
-            finish_page(page, CrawlPageStatus.SKIPPED, f"canonical URL is {canonical}")
-            return
-        if crawl.config.mode == "recursive" and page.depth < crawl.config.max_depth:
-            _discover(crawl, page, links.links)
-    _ingest(crawl, page, result, url=final)
+    fetch = _page_fetch(crawl, page, fetched)
+    decided = crawl.policy.decide(fetch)
+    result = fetched.result
+    if result is not None:
+        page.http_status = result.status
+        page.elapsed_ms = int(result.elapsed * 1000)
+        page.redirects = list(result.redirects)
+        page.final_url = result.url if result.url != page.url else ""
+        if decided.validators:
+            page.etag = result.etag or ""
+            page.last_modified = result.last_modified or ""
+            page.content_type = result.content_type[:120]
+    _perform(crawl, page, fetch, decided)
+
+
+def _perform(crawl: CrawlRun, page: CrawlPage, fetch: PageFetch, decided: Outcome) -> None:
+    """The writes of each outcome: every one finishes the page's row."""
+    match decided.action:
+        case Action.RETRY:
+            crawl.limiter.defer(urlsplit(page.url).netloc, decided.delay)
+            page.not_before = timezone.now() + timedelta(seconds=decided.delay)
+            finish_page(page, CrawlPageStatus.QUEUED, decided.reason)
+        case Action.GONE:
+            _gone(crawl, page)
+        case Action.CANONICAL:
+            add_pages(crawl.source, [(decided.url, page.depth, "canonical", None)])
+            finish_page(page, CrawlPageStatus.SKIPPED, decided.reason)
+        case Action.INGEST:
+            if decided.discover:
+                _discover(crawl, page, fetch.links.links)
+            _ingest(crawl, page, fetch.response, url=decided.url)
+        case Action.KEEP | Action.FAIL | Action.SKIP:
+            finish_page(page, _PAGE_STATUS[decided.action], decided.reason)
+
+
+# What the page's row says for the outcomes that only record a reason.
+_PAGE_STATUS = {
+    Action.KEEP: CrawlPageStatus.INGESTED,
+    Action.FAIL: CrawlPageStatus.FAILED,
+    Action.SKIP: CrawlPageStatus.SKIPPED,
+}
+
+
+def _page_fetch(crawl: CrawlRun, page: CrawlPage, fetched: _Fetched) -> PageFetch:
+    """The fetch as the policy reads it, with the one fact it needs from the database:
+    whether the URL the page redirected to is another page of this crawl."""
+    fetch = PageFetch(
+        url=page.url,
+        depth=page.depth,
+        attempts=page.attempts,
+        result=fetched.result,
+        error=fetched.error,
+        robots_disallowed=fetched.robots_disallowed,
+    )
+    if fetch.result is None or not fetch.redirected:
+        return fetch
+    known = (
+        CrawlPage.objects.filter(source=crawl.source, url_hash=url_hash(fetch.final))
+        .exclude(pk=page.pk)
+        .exists()
+    )
+    return replace(fetch, final_known=known)
 
 
 def _discover(crawl: CrawlRun, page: CrawlPage, links: list[str]) -> None:
@@ -292,20 +272,10 @@ def _discover(crawl: CrawlRun, page: CrawlPage, links: list[str]) -> None:
     room = crawl.config.max_pages - known
     if room <= 0:
         return
-    candidates = []
-    variants: dict[str, int] = {}
-    for url in links:
-        if crawl.wanted(url) is not None:
-            continue
-        if urlsplit(url).query:
-            key = path_key(url)
-            if key not in variants:
-                variants[key] = _query_variants(crawl.source, key)
-            if variants[key] >= settings.CRAWL_MAX_QUERY_VARIANTS:
-                continue
-            variants[key] += 1
-        candidates.append((url, page.depth + 1, "link", None))
-    add_pages(crawl.source, candidates[:room])
+    urls = crawl.policy.links_to_queue(
+        links, queued_variants=lambda key: _query_variants(crawl.source, key)
+    )
+    add_pages(crawl.source, [(url, page.depth + 1, "link", None) for url in urls[:room]])
 
 
 def _query_variants(source: Source, key: str) -> int:

@@ -1,9 +1,8 @@
 """What one run of the crawl loop needs, built once per run and shared by seeding and the
-loop: the crawl's settings, the fetcher, robots.txt and the per-host rate limiter."""
+loop: the crawl's settings and policy, the fetcher, robots.txt and the per-host rate limiter."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -12,9 +11,9 @@ from django.conf import settings
 
 from ingest.actions.crawl.request import CrawlSettings
 from ingest.crawler.fetch import Fetcher, FetchResult
+from ingest.crawler.policy import CrawlPolicy, Scope
 from ingest.crawler.ratelimit import HostRateLimiter
 from ingest.crawler.robots import RobotsCache
-from ingest.crawler.urls import in_scope
 from ingest.models import Source
 
 
@@ -43,8 +42,7 @@ class CrawlRun:
     fetcher: Fetcher
     robots: RobotsCache
     limiter: HostRateLimiter
-    allow: list[re.Pattern[str]] = field(default_factory=list)
-    deny: list[re.Pattern[str]] = field(default_factory=list)
+    policy: CrawlPolicy
     new_documents: list[int] = field(default_factory=list)
     # Set when the caller processes documents itself (a command with no worker running).
     process: Callable[[list[int]], object] | None = None
@@ -55,14 +53,22 @@ class CrawlRun:
 
     def wanted(self, url: str) -> str | None:
         """Why `url` is not crawled, or None if it is wanted."""
-        if len(url) > settings.CRAWL_MAX_URL_LENGTH:
-            return "URL too long (crawl trap?)"
-        if not in_scope(
-            url, root=self.config.url, include_subdomains=self.config.include_subdomains
-        ):
-            return "outside the site"
-        if self.allow and not any(p.search(url) for p in self.allow):
-            return "not matched by an allow pattern"
-        if any(p.search(url) for p in self.deny):
-            return "matched by a deny pattern"
-        return None
+        return self.policy.scope.excluded(url)
+
+
+def crawl_policy(config: CrawlSettings) -> CrawlPolicy:
+    """The crawl's decisions (ingest/crawler/policy.py): its own settings, and the CRAWL_*
+    limits every crawl shares."""
+    return CrawlPolicy(
+        scope=Scope.of(
+            root=config.url,
+            max_url_length=settings.CRAWL_MAX_URL_LENGTH,
+            include_subdomains=config.include_subdomains,
+            allow=config.allow,
+            deny=config.deny,
+        ),
+        max_retry_after=settings.CRAWL_MAX_RETRY_AFTER_SECONDS,
+        max_query_variants=settings.CRAWL_MAX_QUERY_VARIANTS,
+        recursive=config.mode == "recursive",
+        max_depth=config.max_depth,
+    )
