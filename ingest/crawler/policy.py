@@ -126,6 +126,7 @@ class PageFetch:
 
     @property
     def redirected(self) -> bool:
+        """The answer came from another URL than the page's."""
         return self.final != self.url
 
     @cached_property
@@ -150,6 +151,8 @@ class Action(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """What happens to a fetched page, with the texts and values the loop writes."""
+
     action: Action
     reason: str = ""  # the page's reason, as people read it in the sources screen
     delay: float = 0.0  # RETRY: seconds until the page is due again
