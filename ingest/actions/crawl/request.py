@@ -1,0 +1,108 @@
+"""A crawl as a person or a client asks for one, checked field by field, and the settings
+the crawl keeps on its source (`Source.settings`): what the create actions write and what
+every run of the loop reads back."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Required, TypedDict, Unpack
+
+from ingest.crawler.urls import normalize_url
+from ingest.models import Source, SourceKind
+from workspaces.errors import InvalidInput
+
+MODES = {"single": SourceKind.URL, "sitemap": SourceKind.SITEMAP, "recursive": SourceKind.CRAWL}
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlSettings:
+    url: str
+    mode: str
+    max_pages: int = 500
+    max_depth: int = 3
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    rate: float | None = None  # requests/s per host; None: CRAWL_RATE_PER_HOST; 0: no limit
+    include_subdomains: bool = False
+    use_llms_txt: bool = True
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "mode": self.mode,
+            "max_pages": self.max_pages,
+            "max_depth": self.max_depth,
+            "allow": list(self.allow),
+            "deny": list(self.deny),
+            "rate": self.rate,
+            "include_subdomains": self.include_subdomains,
+            "use_llms_txt": self.use_llms_txt,
+        }
+
+    @classmethod
+    def from_source(cls, source: Source) -> CrawlSettings:
+        data = source.settings
+        return cls(
+            url=data["url"],
+            mode=data["mode"],
+            max_pages=int(data.get("max_pages", 500)),
+            max_depth=int(data.get("max_depth", 3)),
+            allow=tuple(data.get("allow", ())),
+            deny=tuple(data.get("deny", ())),
+            rate=data.get("rate"),
+            include_subdomains=bool(data.get("include_subdomains", False)),
+            use_llms_txt=bool(data.get("use_llms_txt", True)),
+        )
+
+
+class CrawlRequest(TypedDict, total=False):
+    """A crawl as a person or a client asks for one, before `validate_crawl_settings`."""
+
+    url: Required[str]
+    mode: Required[str]
+    max_pages: int | None
+    max_depth: int | None
+    allow: Iterable[str]
+    deny: Iterable[str]
+    rate: float | None  # requests/s per host; None: CRAWL_RATE_PER_HOST; 0: no limit
+    include_subdomains: bool
+    use_llms_txt: bool
+
+
+def validate_crawl_settings(**request: Unpack[CrawlRequest]) -> CrawlSettings:
+    """Check a crawl request field by field; InvalidInput names the field at fault."""
+    url, mode, rate = request["url"], request["mode"], request.get("rate")
+    max_pages, max_depth = request.get("max_pages"), request.get("max_depth")
+    allow, deny = tuple(request.get("allow", ())), tuple(request.get("deny", ()))
+    if mode not in MODES:
+        raise InvalidInput(f"mode: choose one of {', '.join(MODES)} (got {mode!r}).")
+    normalized = normalize_url(url.strip()) if url else None
+    if not normalized:
+        raise InvalidInput(f"url: {url!r} is not an http(s) URL.")
+    if max_pages is not None and not 1 <= max_pages <= 1_000_000:
+        raise InvalidInput("max_pages: must be between 1 and 1,000,000.")
+    if max_depth is not None and not 0 <= max_depth <= 100:
+        raise InvalidInput("max_depth: must be between 0 and 100.")
+    if rate is not None and rate < 0:
+        raise InvalidInput("rate: requests per second cannot be negative (0 turns the limit off).")
+    for name, patterns in (("allow", allow), ("deny", deny)):
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise InvalidInput(
+                    f"{name}: {pattern!r} is not a valid regular expression ({exc})."
+                ) from None
+    return CrawlSettings(
+        url=normalized,
+        mode=mode,
+        max_pages=max_pages or (1 if mode == "single" else 500),
+        max_depth=3 if max_depth is None else max_depth,
+        allow=allow,
+        deny=deny,
+        rate=rate,
+        include_subdomains=request.get("include_subdomains", False),
+        use_llms_txt=request.get("use_llms_txt", True),
+    )

@@ -1,0 +1,74 @@
+"""What one run of the crawl loop needs, built once per run and shared by seeding and the
+loop: the crawl's settings and policy, the fetcher, robots.txt and the per-host rate limiter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from ingest.actions.crawl.request import CrawlSettings
+from ingest.crawler.fetch import Fetcher, FetchResult
+from ingest.crawler.policy import CrawlPolicy, Scope
+from ingest.crawler.ratelimit import HostRateLimiter
+from ingest.crawler.robots import RobotsCache
+from ingest.models import Source
+
+
+@dataclass(frozen=True, slots=True)
+class PoliteFetcher:
+    """The fetcher as robots.txt sees it: its request to a host waits its turn too."""
+
+    fetcher: Fetcher
+    limiter: HostRateLimiter
+
+    def fetch(self, url: str) -> FetchResult:
+        # Rate only: asking for the Crawl-delay here would wait for this very robots.txt.
+        return self.fetcher.fetch(url, before_request=lambda u: self.limiter.wait(_host(u)))
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc
+
+
+@dataclass
+class CrawlRun:
+    """What one run of the loop needs, built once per run."""
+
+    source: Source
+    config: CrawlSettings
+    fetcher: Fetcher
+    robots: RobotsCache
+    limiter: HostRateLimiter
+    policy: CrawlPolicy
+    new_documents: list[int] = field(default_factory=list)
+    # Set when the caller processes documents itself (a command with no worker running).
+    process: Callable[[list[int]], object] | None = None
+
+    def polite(self, url: str) -> None:
+        """Wait for this host's turn (rate limit and robots.txt Crawl-delay)."""
+        self.limiter.wait(_host(url), min_interval=self.robots.crawl_delay(url))
+
+    def wanted(self, url: str) -> str | None:
+        """Why `url` is not crawled, or None if it is wanted."""
+        return self.policy.scope.excluded(url)
+
+
+def crawl_policy(config: CrawlSettings) -> CrawlPolicy:
+    """The crawl's decisions (ingest/crawler/policy.py): its own settings, and the CRAWL_*
+    limits every crawl shares."""
+    return CrawlPolicy(
+        scope=Scope.of(
+            root=config.url,
+            max_url_length=settings.CRAWL_MAX_URL_LENGTH,
+            include_subdomains=config.include_subdomains,
+            allow=config.allow,
+            deny=config.deny,
+        ),
+        max_retry_after=settings.CRAWL_MAX_RETRY_AFTER_SECONDS,
+        max_query_variants=settings.CRAWL_MAX_QUERY_VARIANTS,
+        recursive=config.mode == "recursive",
+        max_depth=config.max_depth,
+    )
