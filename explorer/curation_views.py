@@ -55,21 +55,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from explorer.graph_views import PANEL_EVIDENCE, document_link, render_entity_panel
 from explorer.snippets import highlighted
 from explorer.workspace_pages import workspace_page
-from knowledge.actions.curation import (
-    default_survivor,
-    do_accept_suggestion,
+from knowledge.actions.curation.entities import (
     do_add_alias,
     do_delete_entity,
-    do_merge_entities,
-    do_reject_suggestion,
     do_remove_alias,
     do_rename_entity,
     do_restore_entity,
     do_retype_entity,
     do_split_entity,
-    do_unmerge,
 )
-from knowledge.actions.relation_curation import (
+from knowledge.actions.curation.merge import default_survivor, do_merge_entities, do_unmerge
+from knowledge.actions.curation.relations import (
     RELATION_ACTIONS,
     do_add_relation,
     do_delete_relation,
@@ -77,7 +73,8 @@ from knowledge.actions.relation_curation import (
     do_retype_relation,
     do_reverse_relation,
 )
-from knowledge.actions.undo import do_undo_event, is_undoable
+from knowledge.actions.curation.suggestions import do_accept_suggestion, do_reject_suggestion
+from knowledge.actions.curation.undo import do_undo_event, is_undoable
 from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
 from knowledge.selectors.curation import (
     find_merge_event,

@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from agents.access import Access
 from agents.results import ToolAnswer
 from agents.tools.base import Arguments, ToolSpec
-from knowledge.actions.relation_curation import (
+from knowledge.actions.curation.relations import (
     do_add_relation,
     do_delete_relation,
     do_reverse_relation,

@@ -47,7 +47,8 @@ from typing import Any
 from django.db import connection
 
 from ingest.models import Document
-from knowledge.actions.curation import _sync_alias_list, do_merge_entities
+from knowledge.actions.curation.entities import sync_alias_list
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.embeddings import embedding_fields, name_vectors
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
@@ -422,7 +423,7 @@ def record_short_forms(
             summary=f"Added alias {name!r} to {entity.name!r}: {reason}"[:500],
         )  # fmt: skip
         Alias.objects.filter(pk=alias.pk).update(event=event)
-        _sync_alias_list([entity.pk])
+        sync_alias_list([entity.pk])
         counts["short_forms"] = counts.get("short_forms", 0) + 1
     for key, fulls in plan.ambiguous.items():
         short_entity = entities.get(key)
