@@ -48,6 +48,7 @@ from django.db import connection
 
 from ingest.models import Document
 from knowledge.actions.curation.entities import sync_alias_list
+from knowledge.actions.curation.events import record_event
 from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.embeddings import embedding_fields, name_vectors
 from knowledge.consolidation import names
@@ -59,7 +60,6 @@ from knowledge.models import (
     Alias,
     AliasOrigin,
     CurationAction,
-    CurationEvent,
     CurationRule,
     Entity,
     EntityState,
@@ -416,7 +416,7 @@ def record_short_forms(
             workspace=workspace, entity=entity, name=name, canonical=key[0],
             origin=AliasOrigin.AUTO,
         )  # fmt: skip
-        event = CurationEvent.objects.create(
+        event = record_event(
             workspace=workspace, action=CurationAction.ALIAS_ADD, actor=None, entity=entity,
             payload={"alias": alias.pk, "canonical": key[0], "automatic": True,
                      "document": document.pk, "reasons": [reason]},
