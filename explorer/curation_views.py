@@ -6,7 +6,7 @@ Editors only. Every view here is `workspace_page(role=Role.EDITOR)`, so a viewer
 is refused with 403 whatever a page showed them (and the templates show them nothing).
 
 Each control of the entity panel posts to its own endpoint, which calls exactly one
-curation action (knowledge/actions/curation.py) and answers with the refreshed entity
+curation action (knowledge/actions/curation/) and answers with the refreshed entity
 panel (`explorer.graph_views.render_entity_panel`) and an `HX-Trigger:
 graphloom:graph-changed` header, so the graph page redraws what changed. The panel belongs
 to the graph screen; the controls inside it are ours, and two things let them live there
@@ -26,11 +26,11 @@ panel; any other client gets the same panel with the error's own status (409, 42
 
 The history lists of both panels offer an Undo on every decision that still stands
 (`undo_event`, and the relation panel's `relation_undo`, both through
-knowledge/actions/undo.py); a refusal names the later decision in the way.
+knowledge/actions/curation/undo.py); a refusal names the later decision in the way.
 
 The relation panel's controls work the same way (`relation_controls`, and
 `request.curation_relation` when an action re-renders the relation panel); each relation
-action (knowledge/actions/relation_curation.py) answers with an Undo button for its event.
+action (knowledge/actions/curation/relations.py) answers with an Undo button for its event.
 
 Every URL the controls post to carries `?ws=` of the workspace the panel was drawn for:
 entity ids belong to one workspace, and a panel left open in a tab must keep acting on it
@@ -55,21 +55,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from explorer.graph_views import PANEL_EVIDENCE, document_link, render_entity_panel
 from explorer.snippets import highlighted
 from explorer.workspace_pages import workspace_page
-from knowledge.actions.curation import (
-    default_survivor,
-    do_accept_suggestion,
+from knowledge.actions.curation.entities import (
     do_add_alias,
     do_delete_entity,
-    do_merge_entities,
-    do_reject_suggestion,
     do_remove_alias,
     do_rename_entity,
     do_restore_entity,
     do_retype_entity,
     do_split_entity,
-    do_unmerge,
 )
-from knowledge.actions.relation_curation import (
+from knowledge.actions.curation.merge import default_survivor, do_merge_entities, do_unmerge
+from knowledge.actions.curation.relations import (
     RELATION_ACTIONS,
     do_add_relation,
     do_delete_relation,
@@ -77,7 +73,8 @@ from knowledge.actions.relation_curation import (
     do_retype_relation,
     do_reverse_relation,
 )
-from knowledge.actions.undo import do_undo_event, is_undoable
+from knowledge.actions.curation.suggestions import do_accept_suggestion, do_reject_suggestion
+from knowledge.actions.curation.undo import do_undo_event, is_undoable
 from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
 from knowledge.selectors.curation import (
     find_merge_event,
@@ -381,8 +378,9 @@ def unmerge(request: HttpRequest, entity_id: int) -> HttpResponse:
 @workspace_page(role=Role.EDITOR)
 @require_POST
 def undo_event(request: HttpRequest, entity_id: int) -> HttpResponse:
-    """The history's Undo of any other decision about the entity (knowledge/actions/undo.py):
-    refused next to the history, naming the later event that still stands on it."""
+    """The history's Undo of any other decision about the entity
+    (knowledge/actions/curation/undo.py): refused next to the history, naming the later
+    event that still stands on it."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
         event_id = _posted_id(request, "event", "Say which change to undo.")

@@ -35,14 +35,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from explorer.workspace_pages import workspace_page
 from ingest.selectors import get_sources
-from knowledge.actions.curation import (
+from knowledge.actions.curation.block import do_undo_block
+from knowledge.actions.curation.entities import (
     do_delete_entity,
-    do_merge_entities,
     do_restore_entity,
     do_retype_entity,
-    do_unmerge,
 )
-from knowledge.actions.quality import do_block_entity_name, do_undo_block
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
+from knowledge.actions.quality import do_block_entity_name
 from knowledge.models import CurationEvent, Entity, EntityState
 from knowledge.selectors.curation import all_curation_events_of
 from knowledge.selectors.entity_table import (

@@ -26,7 +26,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from explorer.workspace_pages import workspace_page
-from knowledge.actions.undo import dependants, do_undo_event, is_undoable
+from knowledge.actions.curation.undo import dependants, do_undo_event, is_undoable
 from knowledge.models import CurationAction, CurationEvent
 from knowledge.selectors.curation import (
     MACHINE,

@@ -36,10 +36,11 @@ from django.views.decorators.http import require_GET, require_POST
 from explorer.workspace_pages import workspace_page
 from ingest.models import Source
 from ingest.selectors import get_source_for_workspace, get_sources
-from knowledge.actions.curation import do_delete_entity, do_restore_entity
+from knowledge.actions.curation.block import do_undo_block
+from knowledge.actions.curation.entities import do_delete_entity, do_restore_entity
 from knowledge.actions.extraction.documents import do_request_extraction
 from knowledge.actions.extraction.section_labels import do_set_section_label
-from knowledge.actions.quality import do_block_entity_name, do_undo_block
+from knowledge.actions.quality import do_block_entity_name
 from knowledge.models import CurationEvent
 from knowledge.selectors.quality import (
     get_boilerplate_samples,

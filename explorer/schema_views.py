@@ -26,6 +26,7 @@ from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from explorer.workspace_pages import workspace_page
+from knowledge.actions.curation.types import do_merge_types, do_undo_schema_change
 from knowledge.actions.schema import (
     FALLBACK_ENTITY_TYPE,
     FALLBACK_RELATION_TYPE,
@@ -36,7 +37,6 @@ from knowledge.actions.schema import (
     do_retire_type,
     do_set_relation_domain,
 )
-from knowledge.actions.type_merge import do_merge_types, do_undo_schema_change
 from knowledge.models.schema import SchemaType
 from knowledge.selectors.schema import (
     get_schema_overview,

@@ -19,15 +19,16 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
                   embeddings, a document's short forms): merges automatically, adds an
                   alias or queues a suggestion
     review.py     the LLM's review of suggestions and description summaries
-    curation.py   every human action on entities, with an exact undo
-    relation_curation.py  delete, retype, reverse, describe or add a relation by hand;
-                  the rules that hold through re-extraction
-    type_merge.py merging two types (each row retyped by curation's retype), the schema
-                  change log and its undo
-    undo.py       one undo for every curation event (each action's exact inverse; refused
-                  naming a later event that still stands, or cascade)
-    quality.py    the quality page's Block (delete, and block the name in every type) and
-                  its undo, made of curation's actions
+    curation/     every curation decision, each with an exact undo, one module per
+                  subject: entities (rename, retype, delete, restore, split, aliases),
+                  merge, block (names and "not the same"), relations (delete, retype,
+                  reverse, describe or add by hand), types (merging two types, each row
+                  retyped), suggestions (the review queue), rules (what consolidation
+                  applies first), undo (one undo for every event, through the registry of
+                  inverses; refused naming a later event that still stands, or cascade),
+                  events (the log: its one writer, the lock, snapshots, the registry)
+    quality.py    the quality page's Block (delete, and block the name in every type),
+                  made of curation's actions
     embeddings.py entity name vectors: made with a name, backfilled, rebuilt for a new model
     ask.py        answers with citations: retrieval, the prompt, the LLM (streamed), checked
                   citations, the monthly answer budget; global mode over community summaries

@@ -14,20 +14,19 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from knowledge.actions.curation import (
-    do_accept_suggestion,
+from knowledge.actions.curation.entities import (
     do_delete_entity,
-    do_merge_entities,
-    do_reject_suggestion,
     do_restore_entity,
     do_update_entity,
 )
-from knowledge.actions.extraction.section_labels import do_set_section_label
-from knowledge.actions.relation_curation import (
+from knowledge.actions.curation.merge import do_merge_entities
+from knowledge.actions.curation.relations import (
     do_delete_relation,
     do_reverse_relation,
     do_update_relation,
 )
+from knowledge.actions.curation.suggestions import do_accept_suggestion, do_reject_suggestion
+from knowledge.actions.extraction.section_labels import do_set_section_label
 from knowledge.actions.schema import (
     TypeKind,
     do_accept_type,

@@ -12,8 +12,8 @@ from pydantic import Field, model_validator
 from agents.access import Access
 from agents.results import ToolAnswer
 from agents.tools.base import Arguments, ToolSpec
-from knowledge.actions.curation import do_merge_entities, do_unmerge
-from knowledge.actions.undo import do_undo_event
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
+from knowledge.actions.curation.undo import do_undo_event
 from knowledge.models import CurationEvent
 from knowledge.schemas.curation import CurationEventOut, EntityOut
 from knowledge.selectors.curation import find_merge_event, get_entity_for_workspace

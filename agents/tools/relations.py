@@ -1,6 +1,6 @@
 """Relation curation for agents (editor role): `add_relation`, `update_relation`,
 `delete_relation`, `reverse_relation` and `undo_relation_change` call the relation actions
-(knowledge/actions/relation_curation.py) exactly as `POST/PATCH/DELETE …/relations` and
+(knowledge/actions/curation/relations.py) exactly as `POST/PATCH/DELETE …/relations` and
 `POST …/curation-events/{id}/undo` do, and answer the same shape: the curation event and
 the relation as it is now. Each change is undone exactly by `undo_relation_change` with
 the event id it answered."""
@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from agents.access import Access
 from agents.results import ToolAnswer
 from agents.tools.base import Arguments, ToolSpec
-from knowledge.actions.relation_curation import (
+from knowledge.actions.curation.relations import (
     do_add_relation,
     do_delete_relation,
     do_reverse_relation,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from ingest.models import Source
-from knowledge.actions.curation import do_merge_entities
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.resolution import lock_names, suggest_other_types
 from knowledge.actions.review import do_review_suggestions_with_llm
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds

@@ -47,7 +47,9 @@ from typing import Any
 from django.db import connection
 
 from ingest.models import Document
-from knowledge.actions.curation import _sync_alias_list, do_merge_entities
+from knowledge.actions.curation.entities import sync_alias_list
+from knowledge.actions.curation.events import record_event
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.embeddings import embedding_fields, name_vectors
 from knowledge.consolidation import names
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
@@ -58,7 +60,6 @@ from knowledge.models import (
     Alias,
     AliasOrigin,
     CurationAction,
-    CurationEvent,
     CurationRule,
     Entity,
     EntityState,
@@ -415,14 +416,14 @@ def record_short_forms(
             workspace=workspace, entity=entity, name=name, canonical=key[0],
             origin=AliasOrigin.AUTO,
         )  # fmt: skip
-        event = CurationEvent.objects.create(
+        event = record_event(
             workspace=workspace, action=CurationAction.ALIAS_ADD, actor=None, entity=entity,
             payload={"alias": alias.pk, "canonical": key[0], "automatic": True,
                      "document": document.pk, "reasons": [reason]},
             summary=f"Added alias {name!r} to {entity.name!r}: {reason}"[:500],
         )  # fmt: skip
         Alias.objects.filter(pk=alias.pk).update(event=event)
-        _sync_alias_list([entity.pk])
+        sync_alias_list([entity.pk])
         counts["short_forms"] = counts.get("short_forms", 0) + 1
     for key, fulls in plan.ambiguous.items():
         short_entity = entities.get(key)

@@ -17,7 +17,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from ingest.models import Document, Source
-from knowledge.actions.curation import do_mark_not_same, do_merge_entities
+from knowledge.actions.curation.block import do_mark_not_same
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.llm import ChatReply, LlmClient, LlmError

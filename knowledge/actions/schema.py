@@ -323,8 +323,8 @@ def do_undo_type_change(
     *, workspace: Workspace, change_id: int, actor: User | None = None
 ) -> TypeChange:
     """Put a type back as it was before an accept, retire, rename or domain change (a
-    merge is undone by `type_merge.do_unmerge_types`). Refused when undone already, or when
-    a later change to the same type still stands (undo that one first)."""
+    merge is undone by `curation.types.do_unmerge_types`). Refused when undone already, or
+    when a later change to the same type still stands (undo that one first)."""
     do_ensure_default_schema(workspace=workspace)
     with transaction.atomic():
         change = locked_change(workspace, change_id)

@@ -14,14 +14,13 @@ from django.http import HttpRequest
 from ninja import Query, Router
 from ninja.pagination import paginate
 
-from knowledge.actions.curation import (
+from knowledge.actions.curation.entities import (
     do_delete_entity,
-    do_merge_entities,
     do_restore_entity,
     do_split_entity,
-    do_unmerge,
     do_update_entity,
 )
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
 from knowledge.api.params import Pagination, StateFilter, utc
 from knowledge.graph.base import MAX_HOPS
 from knowledge.schemas.curation import (

@@ -14,13 +14,13 @@ from django.http import HttpRequest
 from ninja import Query, Router
 from ninja.pagination import paginate
 
-from knowledge.actions.relation_curation import (
+from knowledge.actions.curation.relations import (
     do_add_relation,
     do_delete_relation,
     do_reverse_relation,
     do_update_relation,
 )
-from knowledge.actions.undo import do_undo_event
+from knowledge.actions.curation.undo import do_undo_event
 from knowledge.api.params import Pagination, StateFilter
 from knowledge.schemas.curation import UndoResult
 from knowledge.schemas.graph import RelationDetailOut, RelationOut

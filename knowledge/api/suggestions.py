@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from ninja import Router
 from ninja.pagination import LimitOffsetPagination, paginate
 
-from knowledge.actions.curation import (
+from knowledge.actions.curation.suggestions import (
     do_accept_suggestion,
     do_reject_suggestion,
 )

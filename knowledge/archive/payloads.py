@@ -1,7 +1,7 @@
 """Curation event payloads with their ids rewritten for an imported workspace.
 
-A payload holds what the exact undo needs (knowledge/actions/curation.py,
-relation_curation.py, type_merge.py, quality.py, undo.py): ids of entities, relations,
+A payload holds what the exact undo needs (knowledge/actions/curation/: entities.py,
+merge.py, block.py, relations.py, types.py, undo.py): ids of entities, relations,
 mentions, evidence, aliases, rules, suggestions, other events, and snapshots of rows with
 their references. Each key is rewritten by what it names; an id whose row is not in the
 archive (deleted since the event) is dropped from its list, or becomes null, and never

@@ -150,7 +150,7 @@ class Relation(WorkspaceScopedModel):
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # A person changed or added it (knowledge/actions/relation_curation.py): it stays when
+    # A person changed or added it (knowledge/actions/curation/relations.py): it stays when
     # its extracted evidence goes; `description_curated`: evidence no longer rewrites the
     # description a person wrote.
     curated = models.BooleanField(default=False)

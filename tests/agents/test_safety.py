@@ -15,8 +15,8 @@ from agents.models import AgentCall
 from agents.results import bound_data, dumps
 from ingest.actions.crawl import do_run_crawl
 from ingest.models import Source
-from knowledge.actions.curation import do_merge_entities
-from knowledge.actions.relation_curation import do_edit_relation
+from knowledge.actions.curation.merge import do_merge_entities
+from knowledge.actions.curation.relations import do_edit_relation
 from knowledge.models import Relation
 from tests.agents.conftest import call
 from tests.ingest.crawl_site import CrawlSite

@@ -24,7 +24,7 @@ from django.test import Client
 
 from config.api import api
 from knowledge.actions.communities import do_compute_communities
-from knowledge.actions.relation_curation import do_edit_relation
+from knowledge.actions.curation.relations import do_edit_relation
 from knowledge.models import EntityType, MergeSuggestion, TypeStatus
 from tests.knowledge.graph_data import make_graph
 

@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from knowledge.actions.curation import do_delete_entity
+from knowledge.actions.curation.entities import do_delete_entity
 from knowledge.models import (
     CurationAction,
     CurationEvent,

@@ -12,12 +12,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from knowledge.actions.curation import (
-    do_add_alias,
-    do_mark_not_same,
-    do_merge_entities,
-    do_rename_entity,
-)
+from knowledge.actions.curation.block import do_mark_not_same
+from knowledge.actions.curation.entities import do_add_alias, do_rename_entity
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.models import CurationEvent, Entity, MergeSuggestion
 from tests.knowledge.graph_data import make_graph
 from tests.support import signed_in

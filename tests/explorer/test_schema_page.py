@@ -14,8 +14,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from knowledge.actions.curation.types import do_merge_types
 from knowledge.actions.schema import do_record_proposed_types, do_set_relation_domain
-from knowledge.actions.type_merge import do_merge_types
 from knowledge.models import Entity, EntityType, RelationType, TypeStatus
 from knowledge.models.schema import TypeChange
 from tests.knowledge.graph_data import make_graph

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledge.models import CurationEvent, Entity, MergeSuggestion
-from tests.knowledge.curation.test_curation import FIRST, WORLD
+from tests.knowledge.actions.curation.curation_data import FIRST, WORLD
 
 
 @pytest.fixture

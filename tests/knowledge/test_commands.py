@@ -221,7 +221,7 @@ def test_eval_extraction_refuses_a_malformed_gold_file_with_exit_2(tmp_path):
 
 def test_merge_and_unmerge_commands_take_ids_or_exact_names(alice, llm, ingest_text):
     from knowledge.models import Entity
-    from tests.knowledge.curation.test_curation import FIRST, WORLD
+    from tests.knowledge.actions.curation.curation_data import FIRST, WORLD
 
     llm.responder = WORLD
     ingest_text(FIRST)

@@ -10,13 +10,8 @@ from importlib import import_module
 import pytest
 from django.db import connection
 
-from knowledge.actions.curation import (
-    do_add_alias,
-    do_merge_entities,
-    do_remove_alias,
-    do_rename_entity,
-    do_unmerge,
-)
+from knowledge.actions.curation.entities import do_add_alias, do_remove_alias, do_rename_entity
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
 from knowledge.models import Entity, EntityWord, WordTypoKey
 from knowledge.selectors.entities import (
     RANK_EXACT,

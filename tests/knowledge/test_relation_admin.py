@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledge.models import CurationEvent, Relation, RelationType
-from tests.knowledge.curation.test_relation_curation import TEXT, WORLD
+from tests.knowledge.actions.curation.test_relations import TEXT, WORLD
 
 
 @pytest.fixture

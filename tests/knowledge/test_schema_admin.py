@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from knowledge.actions.curation.types import do_undo_schema_change
 from knowledge.actions.schema import do_ensure_default_schema
-from knowledge.actions.type_merge import do_undo_schema_change
 from knowledge.models import EntityType, RelationType, TypeStatus
 from knowledge.models.schema import TypeChange
 

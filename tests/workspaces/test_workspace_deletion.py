@@ -19,7 +19,8 @@ from django_tasks_db.models import DBTaskResult
 from agents.models import AgentCall
 from ingest.actions.sources import do_create_upload_source
 from ingest.models import Chunk, Document, Source
-from knowledge.actions.curation import do_add_alias, do_mark_not_same
+from knowledge.actions.curation.block import do_mark_not_same
+from knowledge.actions.curation.entities import do_add_alias
 from knowledge.models import (
     Alias,
     CommunitySummary,

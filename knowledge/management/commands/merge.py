@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge.actions.curation import do_merge_entities
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.selectors.curation import find_entity
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from knowledge.actions.curation.types import do_merge_types, do_undo_schema_change
 from knowledge.actions.schema import (
     TypeKind,
     do_accept_type,
@@ -31,7 +32,6 @@ from knowledge.actions.schema import (
     do_retire_type,
     do_set_relation_domain,
 )
-from knowledge.actions.type_merge import do_merge_types, do_undo_schema_change
 from knowledge.canonical import type_name
 from knowledge.models import EntityType, RelationType
 from knowledge.models.schema import TypeChange

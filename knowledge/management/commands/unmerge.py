@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from knowledge.actions.curation import do_unmerge
+from knowledge.actions.curation.merge import do_unmerge
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError
 

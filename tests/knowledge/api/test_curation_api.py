@@ -7,7 +7,7 @@ import json
 import pytest
 
 from knowledge.models import Entity, Mention, MergeSuggestion
-from tests.knowledge.curation.test_curation import FIRST, WORLD
+from tests.knowledge.actions.curation.curation_data import FIRST, WORLD
 from workspaces.models import Role
 
 BASE = "/api/v1/workspaces/acme"

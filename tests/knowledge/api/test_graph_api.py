@@ -11,10 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from ingest.actions.sources import do_create_text_source, validate_source_options
-from knowledge.actions.curation import do_add_alias
+from knowledge.actions.curation.entities import do_add_alias
 from knowledge.models import Alias, Entity, Mention, Relation
 from knowledge.selectors.entities import search_entities
-from tests.knowledge.curation.test_curation import FIRST, WORLD
+from tests.knowledge.actions.curation.curation_data import FIRST, WORLD
 from tests.knowledge.graph_data import chain, make_graph
 from tests.support import run_pending
 from workspaces.models import Role

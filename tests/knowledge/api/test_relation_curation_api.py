@@ -8,10 +8,10 @@ import json
 import pytest
 
 from ingest.models import Chunk
-from knowledge.actions.relation_curation import do_delete_relation
+from knowledge.actions.curation.relations import do_delete_relation
 from knowledge.models import CurationEvent, Entity, Relation
 from knowledge.models.curation import RelationNote
-from tests.knowledge.curation.test_relation_curation import TEXT, WORLD, edge
+from tests.knowledge.actions.curation.test_relations import TEXT, WORLD, edge
 from workspaces.models import Role
 
 BASE = "/api/v1/workspaces/acme"

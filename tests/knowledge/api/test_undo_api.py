@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.actions.curation import do_merge_entities, do_rename_entity
+from knowledge.actions.curation.entities import do_rename_entity
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.models import CurationEvent, Entity
 from tests.knowledge.graph_data import make_graph
 from workspaces.models import Role

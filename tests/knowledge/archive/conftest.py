@@ -19,8 +19,9 @@ from django.conf import settings
 
 from ingest.actions.sources import do_create_upload_source
 from ingest.models import Chunk, Document, Source
-from knowledge.actions.curation import do_add_alias, do_merge_entities
-from knowledge.actions.relation_curation import do_delete_relation
+from knowledge.actions.curation.entities import do_add_alias
+from knowledge.actions.curation.merge import do_merge_entities
+from knowledge.actions.curation.relations import do_delete_relation
 from knowledge.archive.payloads import PayloadRemapper
 from knowledge.models import (
     Alias,

@@ -12,8 +12,8 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from ingest.models import Chunk, Document
-from knowledge.actions.curation import do_unmerge
-from knowledge.actions.relation_curation import do_undo_relation_event
+from knowledge.actions.curation.merge import do_unmerge
+from knowledge.actions.curation.relations import do_undo_relation_event
 from knowledge.actions.workspace_archive import do_export_workspace, do_import_workspace
 from knowledge.models import (
     CurationEvent,

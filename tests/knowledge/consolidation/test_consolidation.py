@@ -14,12 +14,9 @@ from django.core.management import call_command
 from django.db import close_old_connections, connection, transaction
 
 from ingest.actions.sources import FileInput, do_create_upload_source
-from knowledge.actions.curation import (
-    do_merge_entities,
-    do_reject_suggestion,
-    do_retype_entity,
-    do_unmerge,
-)
+from knowledge.actions.curation.entities import do_retype_entity
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
+from knowledge.actions.curation.suggestions import do_reject_suggestion
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.actions.resolution import resolve_entities
 from knowledge.actions.schema import do_ensure_default_schema

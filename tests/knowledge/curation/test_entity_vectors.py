@@ -23,12 +23,12 @@ from django.test import Client
 
 from ingest.embeddings import PACKAGED_MODEL, configured_model_id, get_embedder, reset_embedder
 from ingest.models import Chunk
-from knowledge.actions.curation import (
+from knowledge.actions.curation.entities import (
     do_delete_entity,
-    do_merge_entities,
     do_rename_entity,
     do_split_entity,
 )
+from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.resolution import resolve_entities
 from knowledge.models import Entity, EntityType, Mention
 from tests.knowledge.conftest import World

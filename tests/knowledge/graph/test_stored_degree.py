@@ -9,16 +9,15 @@ import pytest
 from django.db import connection
 
 from ingest.actions.sources import do_delete_source
-from knowledge.actions.curation import (
+from knowledge.actions.curation.entities import (
     do_delete_entity,
-    do_merge_entities,
     do_restore_entity,
     do_split_entity,
-    do_unmerge,
 )
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.models import Entity, Mention, Relation, RelationType
-from tests.knowledge.curation.test_curation import FIRST, SECOND, WORLD
+from tests.knowledge.actions.curation.curation_data import FIRST, SECOND, WORLD
 from tests.knowledge.graph_data import make_graph
 
 COUNTED = """

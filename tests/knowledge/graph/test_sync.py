@@ -21,14 +21,13 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from ingest.actions.sources import do_delete_source
-from knowledge.actions.curation import (
+from knowledge.actions.curation.entities import (
     do_delete_entity,
-    do_merge_entities,
     do_rename_entity,
     do_restore_entity,
     do_retype_entity,
-    do_unmerge,
 )
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.graph.base import EntityRow, RelationRow
 from knowledge.graph.sync import (

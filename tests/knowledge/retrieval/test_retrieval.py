@@ -20,7 +20,7 @@ from django.test import Client
 from ingest.actions.sources import do_create_text_source, validate_source_options
 from ingest.embeddings import reset_embedder
 from ingest.models import Chunk
-from knowledge.actions.curation import do_add_alias
+from knowledge.actions.curation.entities import do_add_alias
 from knowledge.models import Entity
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.context import CONTEXT_MAX_CHARS, CONTEXT_SNIPPET_CHARS, build_context

@@ -10,8 +10,7 @@ from django.forms.models import model_to_dict
 
 from ingest.actions.sources import do_delete_source
 from ingest.models import Chunk
-from knowledge.actions.extraction.documents import do_extract_source
-from knowledge.actions.relation_curation import (
+from knowledge.actions.curation.relations import (
     do_add_relation,
     do_delete_relation,
     do_edit_relation,
@@ -19,6 +18,7 @@ from knowledge.actions.relation_curation import (
     do_reverse_relation,
     do_undo_relation_event,
 )
+from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.models import (
     CurationEvent,
     Entity,

@@ -1,6 +1,6 @@
-"""One undo for every curation decision (knowledge/actions/undo.py): each puts back exactly
-the rows the decision changed, is itself an event, and is refused — naming the later
-event — while a later decision about the same entity or relation still stands."""
+"""One undo for every curation decision (knowledge/actions/curation/undo.py): each puts
+back exactly the rows the decision changed, is itself an event, and is refused — naming
+the later event — while a later decision about the same entity or relation still stands."""
 
 from __future__ import annotations
 
@@ -9,22 +9,22 @@ from typing import Any
 
 import pytest
 
-from knowledge.actions.curation import (
+from knowledge.actions.curation.block import do_mark_not_same
+from knowledge.actions.curation.entities import (
     do_add_alias,
     do_delete_entity,
-    do_mark_not_same,
-    do_merge_entities,
-    do_reject_suggestion,
     do_remove_alias,
     do_rename_entity,
     do_retype_entity,
     do_split_entity,
 )
+from knowledge.actions.curation.merge import do_merge_entities
+from knowledge.actions.curation.relations import do_delete_relation, do_retype_relation
+from knowledge.actions.curation.suggestions import do_reject_suggestion
+from knowledge.actions.curation.undo import do_undo_event
 from knowledge.actions.embeddings import VECTOR_FIELDS
 from knowledge.actions.evidence import do_refresh_derived
 from knowledge.actions.quality import do_block_entity_name
-from knowledge.actions.relation_curation import do_delete_relation, do_retype_relation
-from knowledge.actions.undo import do_undo_event
 from knowledge.models import (
     Alias,
     CurationAction,

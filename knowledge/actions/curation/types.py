@@ -1,11 +1,11 @@
-"""Merging two types of the schema registry, and undoing the merge exactly.
+"""Merging two types of the schema registry, and undoing the merge exactly: curation of
+types, made of the curation of each row.
 
 Each entity (or relation) of the merged type is retyped by the ordinary curation action,
 so each change is its own event in the row's history, with its pins or edge rules, and
 the graph projection follows. A `TypeChange` (action merge) groups those events: thousands
-of rows
-stay one merge that is undone at once, in one transaction, and a merge of a large type
-costs a few queries per row rather than one huge payload to replay. Rows that cannot move
+of rows stay one merge that is undone at once, in one transaction, and a merge of a large
+type costs a few queries per row rather than one huge payload to replay. Rows that cannot move
 (an entity of the same name, or the same edge, exists in the target type already) are left
 in the retired type and listed in the merge for review, never lost.
 """
@@ -16,8 +16,15 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from knowledge.actions.curation import ENTITY_FIELDS, do_retype_entity
-from knowledge.actions.relation_curation import do_retype_relation, do_undo_relation_event
+from knowledge.actions.curation.entities import do_retype_entity
+from knowledge.actions.curation.events import (
+    ENTITY_FIELDS,
+    lock_standing_events,
+    record_event,
+    snapshot,
+)
+from knowledge.actions.curation.events import mark_undone as mark_event_undone
+from knowledge.actions.curation.relations import do_retype_relation, do_undo_relation_event
 from knowledge.actions.schema import (
     TypeKind,
     do_ensure_default_schema,
@@ -180,13 +187,7 @@ def do_unmerge_types(
             raise InvalidInput(f"Schema change {merge_id} is not a merge.")
         kind: TypeKind = "relation" if merge.kind == "relation" else "entity"
         source, into = _pair(workspace, kind, merge.type_name, merge.into)
-        events = (
-            CurationEvent.objects.for_workspace(workspace)
-            .select_for_update()
-            .filter(pk__in=merge.events, undone_by__isnull=True)
-            .order_by("-pk")
-        )
-        for event in events:
+        for event in lock_standing_events(workspace, merge.events):
             if kind == "entity":
                 _undo_entity_retype(workspace, event, into, actor)
             else:
@@ -216,16 +217,15 @@ def _undo_entity_retype(
         raise Conflict(f"{label!r} changed since the merge (event {event.pk}): undo that first.")
     # The undo is a retype too: its "before" is the merged state, so undoing it (from the
     # entity's history) retypes the entity again, like any retype.
-    merged = {field: getattr(entity, field) for field in ENTITY_FIELDS}
+    merged = snapshot(entity, ENTITY_FIELDS)
     before = event.payload["before"]
     for field in RETYPED_FIELDS:
         setattr(entity, field, before[field])
     entity.save(update_fields=[*(f.removesuffix("_id") for f in RETYPED_FIELDS), "updated_at"])
     CurationRule.objects.filter(event=event).update(active=False)
-    undo = CurationEvent.objects.create(
-        workspace=workspace, action=CurationAction.RETYPE, actor=actor, entity=entity,
-        payload={"undid": event.pk, "before": merged}, summary=f"Undid: {event.summary}"[:500],
+    undo = record_event(
+        workspace, CurationAction.RETYPE, actor=actor, entity=entity,
+        payload={"undid": event.pk, "before": merged}, summary=f"Undid: {event.summary}",
     )  # fmt: skip
-    event.undone_by = undo
-    event.save(update_fields=["undone_by"])
+    mark_event_undone(event, by=undo)
     schedule_graph_sync(workspace_id=workspace.pk, entity_ids=[entity.pk], relation_ids=[])

@@ -22,6 +22,15 @@ from django.db import transaction
 from django.db.models import Q
 
 from ingest.models import Chunk
+from knowledge.actions.curation.events import (
+    Expected,
+    Undoing,
+    lock_event,
+    mark_undone,
+    record_event,
+    register_inverse,
+    snapshot,
+)
 from knowledge.actions.evidence import do_refresh_derived
 from knowledge.models import (
     CurationAction,
@@ -52,12 +61,14 @@ RELATION_ACTIONS = frozenset(
         CurationAction.RELATION_EDIT,
     }
 )
+# The relation events `do_undo_relation_event` takes, and the words of its refusals.
+RELATION_CHANGES = Expected(RELATION_ACTIONS, kind="relation change", error=InvalidInput)
 MAX_DESCRIPTION = 2000
 MAX_REASON = 2000
 
 
 def _snapshot(relation: Relation) -> dict[str, Any]:
-    return {field: getattr(relation, field) for field in RELATION_FIELDS}
+    return snapshot(relation, RELATION_FIELDS)
 
 
 def _locked_relation(workspace: Workspace, relation_id: int) -> Relation:
@@ -160,14 +171,16 @@ def _event(
     payload: dict[str, Any],
     summary: str,
 ) -> CurationEvent:
-    return CurationEvent.objects.create(
-        workspace=workspace,
-        action=action,
+    """A relation event names the edge and its source entity (the entity's history
+    shows it)."""
+    return record_event(
+        workspace,
+        action,
         actor=actor,
         relation=relation,
         entity=relation.source,
         payload=payload,
-        summary=summary[:500],
+        summary=summary,
     )
 
 
@@ -399,18 +412,7 @@ def _note_place(
 def _locked_relation_event(workspace: Workspace, event_id: int) -> CurationEvent:
     """The relation event to undo, locked; refused when undone already, or when a later
     change to the same relation still stands (undo that one first)."""
-    event = (
-        CurationEvent.objects.for_workspace(workspace)
-        .select_for_update()
-        .filter(pk=event_id)
-        .first()
-    )
-    if event is None:
-        raise NotFound(f"No curation event {event_id} in this workspace.")
-    if event.action not in RELATION_ACTIONS:
-        raise InvalidInput(f"Event {event_id} is a {event.action}, not a relation change.")
-    if event.undone_by_id:
-        raise Conflict(f"Event {event_id} was undone already (event {event.undone_by_id}).")
+    event = lock_event(workspace, event_id, RELATION_CHANGES)
     if event.relation_id is None:
         raise Conflict(f"The relation of event {event_id} no longer exists.")
     later = (
@@ -452,13 +454,12 @@ def do_undo_relation_event(
         else:
             _put_back(workspace, relation, payload["before"])
             ends |= {relation.source_id, relation.target_id}
-        undo = CurationEvent.objects.create(
-            workspace=workspace, action=CurationAction.RELATION_UNDO, actor=actor,
+        undo = record_event(
+            workspace, CurationAction.RELATION_UNDO, actor=actor,
             relation=kept, entity_id=min(ends), payload={"undid": event.pk},
-            summary=summary[:500],
+            summary=summary,
         )  # fmt: skip
-        event.undone_by = undo
-        event.save(update_fields=["undone_by"])
+        mark_undone(event, by=undo)
         do_refresh_derived(
             workspace_id=workspace.pk,
             entity_ids=ends,
@@ -512,3 +513,10 @@ def _unadd(relation: Relation, event: CurationEvent) -> Relation | None:
         return relation
     relation.delete()
     return None
+
+
+@register_inverse(*RELATION_ACTIONS)
+def _undo_relation_change(undoing: Undoing) -> CurationEvent:
+    return do_undo_relation_event(
+        workspace=undoing.workspace, event_id=undoing.event.pk, actor=undoing.actor
+    )
