@@ -43,13 +43,13 @@ from knowledge.answering.prompt import (
 )
 from knowledge.answering.readable import passage_blocks
 from knowledge.answering.types import Answer, Passage, PassageBlock, Usage
-from knowledge.extraction.cost import llm_cost
-from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.models import CommunitySummary, LlmCall
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.limits import MAX_QUERY_CHARS
 from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import QueryVector
+from system.llm.client import ChatReply, LlmClient, LlmError
+from system.llm.pricing import llm_cost
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
 

@@ -18,8 +18,6 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from knowledge.answering.prompt import split_summary, summary_messages
-from knowledge.extraction.cost import llm_cost
-from knowledge.extraction.llm import LlmClient
 from knowledge.graph.communities import Detected, detect_communities
 from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import (
@@ -43,6 +41,8 @@ from knowledge.selectors.community_map import (
     map_is_stale,
     parse_key,
 )
+from system.llm.client import LlmClient
+from system.llm.pricing import llm_cost
 from workspaces.errors import NotFound
 from workspaces.models import Workspace
 

@@ -19,8 +19,6 @@ from django.utils import timezone
 from ingest.models import Document, Source
 from knowledge.actions.curation import do_mark_not_same, do_merge_entities
 from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
-from knowledge.extraction.cost import llm_cost
-from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.extraction.prompts import load_prompts, render
 from knowledge.models import (
     Entity,
@@ -31,6 +29,8 @@ from knowledge.models import (
     SourceExtraction,
     SuggestionStatus,
 )
+from system.llm.client import ChatReply, LlmClient, LlmError
+from system.llm.pricing import llm_cost
 from system.selectors import llm_is_configured
 from workspaces.models import Workspace
 

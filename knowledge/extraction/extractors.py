@@ -17,7 +17,6 @@ from typing import Protocol
 
 from django.conf import settings
 
-from knowledge.extraction.llm import LlmClient, LlmError, estimate_tokens
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.extraction.parsing import parse_extraction_output
 from knowledge.extraction.prompts import PromptSet, load_prompts
@@ -25,6 +24,7 @@ from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
 from knowledge.extraction.validation import validate_window
 from knowledge.extraction.windows import NO_CONTEXT, WindowContext
+from system.llm.client import LlmClient, LlmError, estimate_tokens
 from system.selectors import llm_is_configured
 
 

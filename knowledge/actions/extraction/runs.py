@@ -26,10 +26,8 @@ from django.db.models import F
 from ingest.models import Chunk, Document, Source
 from ingest.selectors import source_is_stopped
 from knowledge.actions.extraction.budget import account_for, reserve_tokens
-from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.entity_types import looks_technical
 from knowledge.extraction.extractors import Extractor, WindowOutcome
-from knowledge.extraction.llm import LlmError, LlmNotConfigured
 from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.windows import (
     Window,
@@ -45,6 +43,8 @@ from knowledge.models import (
     SourceExtraction,
 )
 from system import slices
+from system.llm.client import LlmError, LlmNotConfigured
+from system.llm.pricing import llm_cost
 
 logger = logging.getLogger(__name__)
 
