@@ -48,6 +48,7 @@ from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.limits import MAX_QUERY_CHARS
 from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import QueryVector
+from system.llm.availability import llm_available
 from system.llm.client import ChatReply, LlmClient, LlmError
 from system.llm.pricing import llm_cost
 from workspaces.errors import InvalidInput
@@ -76,10 +77,6 @@ class AskFailed(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-def llm_configured() -> bool:
-    return bool(str(settings.LLM_BASE_URL).strip() and str(settings.LLM_MODEL).strip())
 
 
 # --- budget ------------------------------------------------------------------------------
@@ -162,7 +159,7 @@ def do_write_community_summaries(*, workspace: Workspace) -> SummaryRefresh | No
     (those whose members changed since), so a global question does not wait for them.
     None, writing nothing, without an LLM or when the month's answer budget is spent.
     Raises LlmError when the LLM fails (the failure is recorded)."""
-    if not llm_configured():
+    if not llm_available():
         return None
     try:
         check_budget(workspace)
@@ -365,7 +362,7 @@ def prepare_ask(
     answer = Answer(
         question=text,
         mode=mode,
-        llm_configured=llm_configured(),
+        llm_configured=llm_available(),
         passages=_passages(workspace, result.chunks),
         entities=[{"id": e.id, "name": e.name, "type": e.type} for e in question_subjects(result)],
         relations=[

@@ -2,7 +2,8 @@
 (knowledge/stages.py) and after a source's re-extraction: doubtful pairs from the review
 queue put to the LLM in batches ("same" merges automatically and reversibly, "different"
 rejects, "unsure" waits for a person), and entity descriptions grown too long summarised.
-Both run outside the extraction's write transactions and do nothing without an LLM.
+Both run outside the extraction's write transactions and do nothing without an LLM, nor
+with EXTRACTION_OFFLINE on: they are the pipeline's LLM work (`extraction_uses_llm`).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from knowledge.models import (
     SourceExtraction,
     SuggestionStatus,
 )
+from system.llm.availability import extraction_uses_llm
 from system.llm.client import ChatReply, LlmClient, LlmError
 from system.llm.pricing import llm_cost
-from system.selectors import llm_is_configured
 from workspaces.models import Workspace
 
 _VERDICT = re.compile(
@@ -76,7 +77,7 @@ def do_review_suggestions_with_llm(
     tokens on the source's account (or the workspace's, without a source)."""
     report = LlmReviewReport()
     batch = settings.CONSOLIDATION_LLM_BATCH
-    if batch <= 0 or not llm_is_configured():
+    if batch <= 0 or not extraction_uses_llm():
         return report
     pending = list(
         MergeSuggestion.objects.for_workspace(workspace)
@@ -182,7 +183,7 @@ def do_summarize_descriptions(
     summary is reused while the fragments stay the same). Returns how many were written;
     a failing LLM leaves the fragment description in place."""
     limit = settings.CONSOLIDATION_SUMMARY_FRAGMENTS
-    if limit <= 0 or not llm_is_configured():
+    if limit <= 0 or not extraction_uses_llm():
         return 0
     candidates = list(
         Entity.objects.for_workspace(workspace)
@@ -240,7 +241,7 @@ def do_review_documents(*, documents: Iterable[Document]) -> None:
     """The `consolidate` stage for documents just extracted: with an LLM, the open pairs of
     the review queue go to it when these documents' entities are among them, and the
     descriptions of these documents' entities are summarised where they grew long."""
-    if not llm_is_configured():
+    if not extraction_uses_llm():
         return
     by_source: dict[int, list[int]] = {}
     for document in documents:
