@@ -32,6 +32,7 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
     ask.py        answers with citations: retrieval, the prompt, the LLM (streamed), checked
                   citations, the monthly answer budget; global mode over community summaries
     evidence.py   the write funnel: evidence removal, derived fields, graph sync
+    llm_calls.py  the one writer of `LlmCall` rows (every LLM request, priced)
     consolidation.py, communities.py, maintenance.py, schema.py
 
 Reads: selectors/ (one module per subject) and retrieval/ (hybrid search: signals,

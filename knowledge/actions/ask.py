@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from ingest.selectors import chunks_opening_in_code
 from knowledge.actions.communities import SummaryRefresh, do_refresh_community_summaries
+from knowledge.actions.llm_calls import do_record_llm_call
 from knowledge.answering.citations import AnswerStream
 from knowledge.answering.payload import answer_payload, passage_payload
 from knowledge.answering.prompt import (
@@ -50,7 +51,6 @@ from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import QueryVector
 from system.llm.availability import llm_available
 from system.llm.client import ChatReply, LlmClient, LlmError
-from system.llm.pricing import llm_cost
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
 
@@ -118,24 +118,24 @@ def check_budget(workspace: Workspace) -> None:
 
 
 def _record(workspace: Workspace, purpose: str, reply: ChatReply) -> Usage:
-    cost = llm_cost(reply.usage.prompt_tokens, reply.usage.completion_tokens)
-    LlmCall.objects.create(
-        workspace=workspace,
+    call = do_record_llm_call(
+        workspace_id=workspace.pk,
         purpose=purpose,
         model=reply.model,
         prompt_tokens=reply.usage.prompt_tokens,
         completion_tokens=reply.usage.completion_tokens,
         usage_estimated=reply.usage.estimated,
-        cost=cost,
         duration_ms=reply.duration_ms,
         attempts=reply.attempts,
     )
-    return Usage(reply.usage.prompt_tokens, reply.usage.completion_tokens, float(cost))
+    return Usage(reply.usage.prompt_tokens, reply.usage.completion_tokens, float(call.cost))
 
 
 def _record_failure(workspace: Workspace, purpose: str, model: str, error: LlmError) -> None:
-    LlmCall.objects.create(
-        workspace=workspace,
+    # An answer's failure keeps the first 1000 characters of its message (the row takes
+    # up to ERROR_CHARS): as it always has.
+    do_record_llm_call(
+        workspace_id=workspace.pk,
         purpose=purpose,
         model=model,
         attempts=max(1, error.attempts),

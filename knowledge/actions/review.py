@@ -20,11 +20,11 @@ from django.utils import timezone
 from ingest.models import Document, Source
 from knowledge.actions.curation import do_mark_not_same, do_merge_entities
 from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
+from knowledge.actions.llm_calls import do_record_llm_call
 from knowledge.extraction.prompts import load_prompts, render
 from knowledge.models import (
     Entity,
     EntityState,
-    LlmCall,
     Mention,
     MergeSuggestion,
     SourceExtraction,
@@ -32,7 +32,6 @@ from knowledge.models import (
 )
 from system.llm.availability import extraction_uses_llm
 from system.llm.client import ChatReply, LlmClient, LlmError
-from system.llm.pricing import llm_cost
 from workspaces.models import Workspace
 
 _VERDICT = re.compile(
@@ -158,20 +157,19 @@ def _record_call(
 ) -> None:
     prompt = reply.usage.prompt_tokens if reply else 0
     completion = reply.usage.completion_tokens if reply else 0
-    cost = llm_cost(prompt, completion)
-    LlmCall.objects.create(
-        workspace=workspace, source=source, purpose="review", model=model,
+    call = do_record_llm_call(
+        workspace_id=workspace.pk, source=source, purpose="review", model=model,
         prompt_tokens=prompt, completion_tokens=completion,
-        usage_estimated=reply.usage.estimated if reply else False, cost=cost,
+        usage_estimated=reply.usage.estimated if reply else False,
         duration_ms=reply.duration_ms if reply else 0,
-        attempts=reply.attempts if reply else 1, ok=reply is not None, error=error[:2000],
+        attempts=reply.attempts if reply else 1, ok=reply is not None, error=error,
     )  # fmt: skip
     if source is not None:
         SourceExtraction.objects.filter(source=source).update(
             prompt_tokens=F("prompt_tokens") + prompt,
             completion_tokens=F("completion_tokens") + completion,
             calls=F("calls") + 1,
-            cost=F("cost") + cost,
+            cost=F("cost") + call.cost,
         )
 
 
