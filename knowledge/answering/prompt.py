@@ -9,10 +9,10 @@ blocks is data. The system prompt is never part of anything returned (guard.py).
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 
 from knowledge.answering.types import Passage
+from system.llm.quoted_text import strip_invisible
 
 PASSAGE_CHARS = 1500
 CONTEXT_CHARS = 12000
@@ -75,11 +75,7 @@ _DEFUSED = {"<<<": "\u2039\u2039\u2039", ">>>": "\u203a\u203a\u203a"}
 def clean(text: str, limit: int) -> str:
     """Quoted text made safe inside a block: control and format characters out (line
     breaks kept), the block delimiters defused, bounded with "…"."""
-    kept = []
-    for char in text:
-        if char in "\n\t" or unicodedata.category(char) not in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            kept.append(char)
-    out = "".join(kept)
+    out = strip_invisible(text, keep="\n\t")
     for delimiter, defused in _DEFUSED.items():
         out = out.replace(delimiter, defused)
     if len(out) > limit:

@@ -7,6 +7,7 @@ does not depend on what is asked of it.
     availability.py  whether an LLM is there: `llm_available()` (answers, summaries) and
                      `extraction_uses_llm()` (the pipeline: also EXTRACTION_OFFLINE off)
     pricing.py       what a call costs at LLM_PRICE_*_PER_MTOK
+    quoted_text.py   the one cleaner of text quoted from documents or LLM replies
 
 `system` knows no app above it, so nothing here imports one.
 """
