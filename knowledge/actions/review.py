@@ -21,7 +21,6 @@ from ingest.models import Document, Source
 from knowledge.actions.curation import do_mark_not_same, do_merge_entities
 from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
 from knowledge.actions.llm_calls import do_record_llm_call
-from knowledge.extraction.prompts import load_prompts, render
 from knowledge.models import (
     Entity,
     EntityState,
@@ -30,6 +29,7 @@ from knowledge.models import (
     SourceExtraction,
     SuggestionStatus,
 )
+from knowledge.prompts import load_prompts, render
 from system.llm.availability import extraction_uses_llm
 from system.llm.client import ChatReply, LlmClient, LlmError
 from workspaces.models import Workspace

@@ -19,11 +19,11 @@ from django.conf import settings
 
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.extraction.parsing import parse_extraction_output
-from knowledge.extraction.prompts import PromptSet, load_prompts
 from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
 from knowledge.extraction.validation import validate_window
 from knowledge.extraction.windows import NO_CONTEXT, WindowContext
+from knowledge.prompts import PromptSet, load_prompts
 from system.llm.availability import extraction_uses_llm
 from system.llm.client import LlmClient, LlmError, estimate_tokens
 

@@ -9,5 +9,7 @@ does not depend on what is asked of it.
     pricing.py       what a call costs at LLM_PRICE_*_PER_MTOK
     quoted_text.py   the one cleaner of text quoted from documents or LLM replies
 
+What is asked lives with the asker: the prompt files and their loader in knowledge/prompts/,
+the log of calls (`LlmCall`, written by knowledge/actions/llm_calls.py) in knowledge.
 `system` knows no app above it, so nothing here imports one.
 """

@@ -18,7 +18,6 @@ from knowledge.actions.schema import (
     do_set_relation_domain,
 )
 from knowledge.actions.type_merge import do_merge_types, do_undo_schema_change, do_unmerge_types
-from knowledge.extraction.prompts import load_prompts
 from knowledge.models import (
     CurationAction,
     CurationEvent,
@@ -30,6 +29,7 @@ from knowledge.models import (
     TypeStatus,
 )
 from knowledge.models.schema import TypeChange
+from knowledge.prompts import load_prompts
 from knowledge.selectors.schema import get_schema_snapshot, list_violations, violation_counts
 from tests.knowledge.graph_data import make_graph
 from workspaces.errors import Conflict, InvalidInput, NotFound
