@@ -26,13 +26,14 @@ from django.views.decorators.http import require_GET
 from explorer.graph_views import MAX_SOURCE_CHOICES, document_link
 from explorer.workspace_pages import workspace_page
 from ingest.selectors import chunks_opening_in_code, get_sources
-from knowledge.actions.ask import MODES, llm_configured
+from knowledge.actions.ask import MODES
 from knowledge.answering.readable import passage_blocks, readable
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS
 from knowledge.retrieval.search import hybrid_search
 from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import ChunkHit
 from knowledge.selectors.schema import list_entity_types
+from system.llm.availability import llm_available
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
 
@@ -215,7 +216,7 @@ def ask(request: HttpRequest) -> HttpResponse:
         "source_choices": list(get_sources(workspace).only("id", "name")[:MAX_SOURCE_CHOICES]),
         "type_choices": type_names,
         "error": "",
-        "llm_configured": llm_configured(),
+        "llm_configured": llm_available(),
         "api_url": f"{reverse('api:api-root')}workspaces/{quote(workspace.slug, safe='')}/ask",
         "document_url": document_link(workspace, 0, None, None),
         "answer_sources": json.dumps(filters.sources),

@@ -47,7 +47,8 @@ from ingest.selectors import (
 )
 from knowledge.models import SourceExtraction
 from knowledge.selectors.extraction import get_extraction_summary
-from system.selectors import get_worker_status, llm_is_configured
+from system.llm.availability import extraction_uses_llm
+from system.selectors import get_worker_status
 from workspaces.errors import DomainError, NotFound
 from workspaces.models import Role
 
@@ -207,7 +208,7 @@ def _list_context(request: HttpRequest) -> dict[str, Any]:
     return {
         # Polled with the list: a worker started (or stopped) while someone watches shows.
         "worker": get_worker_status(),
-        "llm_configured": llm_is_configured(),
+        "llm_configured": extraction_uses_llm(),
         "rows": rows,
         "page_obj": page,
         "polling": any(row.running for row in rows),

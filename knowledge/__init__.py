@@ -33,19 +33,21 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
     ask.py        answers with citations: retrieval, the prompt, the LLM (streamed), checked
                   citations, the monthly answer budget; global mode over community summaries
     evidence.py   the write funnel: evidence removal, derived fields, graph sync
+    llm_calls.py  the one writer of `LlmCall` rows (every LLM request, priced)
     consolidation.py, communities.py, maintenance.py, schema.py
 
 Reads: selectors/ (one module per subject) and retrieval/ (hybrid search: signals,
 fusion, reranking, hydration, context).
 
-Engines (no HTTP, no actions): extraction/ (windows, prompts, the LLM client, parsing,
-validation, the offline extractor), consolidation/ (pure name matching: keys, similarity,
+Engines (no HTTP, no actions): extraction/ (windows, parsing, validation, the offline
+extractor; the LLM client is system/llm/), consolidation/ (pure name matching: keys, similarity,
 match reasons, a document's short forms), answering/ (the answer prompt with passages
 framed as data, citation parsing and checking, the system-prompt guard, the event payloads,
 the answer's Markdown rendered to allow-listed HTML),
 graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its sync; communities).
 
 Models: models/ (schema, graph, extraction, curation, search: the words of names, kept by
-triggers; communities: their summaries); canonical.py (name normalisation).
+triggers; communities: their summaries); canonical.py (name normalisation); prompts/ (every
+text sent to an LLM, as versioned files, and `load_prompt`, the one function reading them).
 The layering is checked by import-linter contracts in pyproject.toml (`make layers`).
 """

@@ -19,13 +19,13 @@ from knowledge.actions.review import do_review_documents
 from knowledge.graph import get_graph_backend
 from knowledge.graph.sync import projection_aliases
 from knowledge.models import ENTITY_VECTORS
-from system.selectors import llm_is_configured
+from system.llm.availability import extraction_uses_llm
 from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
 # The group step sends a whole group's windows to the LLM concurrently; the offline
 # extractor takes windows one by one either way, so each document goes on alone (extracted
 # while the group's next documents are still being embedded: ingest/embedding_lane.py).
-extract = group_prepared(extract_group, wanted=llm_is_configured)(extract_document)
+extract = group_prepared(extract_group, wanted=extraction_uses_llm)(extract_document)
 
 
 def consolidate(*, document: Document) -> None:

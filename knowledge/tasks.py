@@ -8,7 +8,7 @@ from ingest.models import Source
 from knowledge.actions.ask import do_write_community_summaries
 from knowledge.actions.communities import do_compute_communities
 from knowledge.actions.extraction.documents import do_extract_source
-from knowledge.extraction.llm import LlmError
+from system.llm.client import LlmError
 from workspaces.models import Workspace
 
 

@@ -34,7 +34,7 @@ from knowledge.selectors.upkeep import (
     workspaces_with_unjudged_suggestions,
 )
 from knowledge.selectors.vectors import get_entities_needing_vectors
-from system.selectors import llm_is_configured
+from system.llm.availability import extraction_uses_llm
 from system.upkeep import JobOutcome
 from workspaces.models import Workspace
 
@@ -75,7 +75,7 @@ def review_merge_suggestions() -> JobOutcome:
     new ones (knowledge/actions/review.py): at most CONSOLIDATION_LLM_MAX_PAIRS per
     workspace and run, and none for a workspace whose review spend this month reached
     UPKEEP_LLM_REVIEW_MONTHLY_BUDGET. Skipped without an LLM."""
-    if not llm_is_configured():
+    if not extraction_uses_llm():
         return JobOutcome.skipped("no LLM configured")
     budget = Decimal(str(settings.UPKEEP_LLM_REVIEW_MONTHLY_BUDGET))
     totals = {"asked": 0, "same": 0, "different": 0, "unsure": 0, "over_budget": 0}

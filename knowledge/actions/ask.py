@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from ingest.selectors import chunks_opening_in_code
 from knowledge.actions.communities import SummaryRefresh, do_refresh_community_summaries
+from knowledge.actions.llm_calls import do_record_llm_call
 from knowledge.answering.citations import AnswerStream
 from knowledge.answering.payload import answer_payload, passage_payload
 from knowledge.answering.prompt import (
@@ -43,13 +44,13 @@ from knowledge.answering.prompt import (
 )
 from knowledge.answering.readable import passage_blocks
 from knowledge.answering.types import Answer, Passage, PassageBlock, Usage
-from knowledge.extraction.cost import llm_cost
-from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.models import CommunitySummary, LlmCall
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.limits import MAX_QUERY_CHARS
 from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import QueryVector
+from system.llm.availability import llm_available
+from system.llm.client import ChatReply, LlmClient, LlmError
 from workspaces.errors import InvalidInput
 from workspaces.models import Workspace
 
@@ -76,10 +77,6 @@ class AskFailed(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-def llm_configured() -> bool:
-    return bool(str(settings.LLM_BASE_URL).strip() and str(settings.LLM_MODEL).strip())
 
 
 # --- budget ------------------------------------------------------------------------------
@@ -121,24 +118,24 @@ def check_budget(workspace: Workspace) -> None:
 
 
 def _record(workspace: Workspace, purpose: str, reply: ChatReply) -> Usage:
-    cost = llm_cost(reply.usage.prompt_tokens, reply.usage.completion_tokens)
-    LlmCall.objects.create(
-        workspace=workspace,
+    call = do_record_llm_call(
+        workspace_id=workspace.pk,
         purpose=purpose,
         model=reply.model,
         prompt_tokens=reply.usage.prompt_tokens,
         completion_tokens=reply.usage.completion_tokens,
         usage_estimated=reply.usage.estimated,
-        cost=cost,
         duration_ms=reply.duration_ms,
         attempts=reply.attempts,
     )
-    return Usage(reply.usage.prompt_tokens, reply.usage.completion_tokens, float(cost))
+    return Usage(reply.usage.prompt_tokens, reply.usage.completion_tokens, float(call.cost))
 
 
 def _record_failure(workspace: Workspace, purpose: str, model: str, error: LlmError) -> None:
-    LlmCall.objects.create(
-        workspace=workspace,
+    # An answer's failure keeps the first 1000 characters of its message (the row takes
+    # up to ERROR_CHARS): as it always has.
+    do_record_llm_call(
+        workspace_id=workspace.pk,
         purpose=purpose,
         model=model,
         attempts=max(1, error.attempts),
@@ -162,7 +159,7 @@ def do_write_community_summaries(*, workspace: Workspace) -> SummaryRefresh | No
     (those whose members changed since), so a global question does not wait for them.
     None, writing nothing, without an LLM or when the month's answer budget is spent.
     Raises LlmError when the LLM fails (the failure is recorded)."""
-    if not llm_configured():
+    if not llm_available():
         return None
     try:
         check_budget(workspace)
@@ -365,7 +362,7 @@ def prepare_ask(
     answer = Answer(
         question=text,
         mode=mode,
-        llm_configured=llm_configured(),
+        llm_configured=llm_available(),
         passages=_passages(workspace, result.chunks),
         entities=[{"id": e.id, "name": e.name, "type": e.type} for e in question_subjects(result)],
         relations=[

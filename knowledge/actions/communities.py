@@ -17,9 +17,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from knowledge.actions.llm_calls import do_record_llm_call
 from knowledge.answering.prompt import split_summary, summary_messages
-from knowledge.extraction.cost import llm_cost
-from knowledge.extraction.llm import LlmClient
 from knowledge.graph.communities import Detected, detect_communities
 from knowledge.graph.sync import schedule_graph_sync
 from knowledge.models import (
@@ -29,7 +28,6 @@ from knowledge.models import (
     CommunitySummary,
     Entity,
     EntityState,
-    LlmCall,
     Relation,
 )
 from knowledge.selectors.community_map import (
@@ -43,6 +41,7 @@ from knowledge.selectors.community_map import (
     map_is_stale,
     parse_key,
 )
+from system.llm.client import LlmClient
 from workspaces.errors import NotFound
 from workspaces.models import Workspace
 
@@ -371,20 +370,18 @@ def do_refresh_community_summaries(
             continue
         entity_lines, relation_lines = _summary_input(workspace, members[community])
         reply = client.chat(summary_messages(entity_lines, relation_lines), max_tokens=400)
-        call_cost = llm_cost(reply.usage.prompt_tokens, reply.usage.completion_tokens)
         title, summary = split_summary(reply.content)
         with transaction.atomic():
-            LlmCall.objects.create(
-                workspace=workspace,
+            call_cost = do_record_llm_call(
+                workspace_id=workspace.pk,
                 purpose="summary",
                 model=reply.model,
                 prompt_tokens=reply.usage.prompt_tokens,
                 completion_tokens=reply.usage.completion_tokens,
                 usage_estimated=reply.usage.estimated,
-                cost=call_cost,
                 duration_ms=reply.duration_ms,
                 attempts=reply.attempts,
-            )
+            ).cost
             CommunitySummary.objects.update_or_create(
                 workspace=workspace,
                 community=community,

@@ -2,7 +2,8 @@
 (knowledge/stages.py) and after a source's re-extraction: doubtful pairs from the review
 queue put to the LLM in batches ("same" merges automatically and reversibly, "different"
 rejects, "unsure" waits for a person), and entity descriptions grown too long summarised.
-Both run outside the extraction's write transactions and do nothing without an LLM.
+Both run outside the extraction's write transactions and do nothing without an LLM, nor
+with EXTRACTION_OFFLINE on: they are the pipeline's LLM work (`extraction_uses_llm`).
 """
 
 from __future__ import annotations
@@ -20,19 +21,18 @@ from ingest.models import Document, Source
 from knowledge.actions.curation.block import do_mark_not_same
 from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
-from knowledge.extraction.cost import llm_cost
-from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
-from knowledge.extraction.prompts import load_prompts, render
+from knowledge.actions.llm_calls import do_record_llm_call
 from knowledge.models import (
     Entity,
     EntityState,
-    LlmCall,
     Mention,
     MergeSuggestion,
     SourceExtraction,
     SuggestionStatus,
 )
-from system.selectors import llm_is_configured
+from knowledge.prompts import load_prompts, render
+from system.llm.availability import extraction_uses_llm
+from system.llm.client import ChatReply, LlmClient, LlmError
 from workspaces.models import Workspace
 
 _VERDICT = re.compile(
@@ -77,7 +77,7 @@ def do_review_suggestions_with_llm(
     tokens on the source's account (or the workspace's, without a source)."""
     report = LlmReviewReport()
     batch = settings.CONSOLIDATION_LLM_BATCH
-    if batch <= 0 or not llm_is_configured():
+    if batch <= 0 or not extraction_uses_llm():
         return report
     pending = list(
         MergeSuggestion.objects.for_workspace(workspace)
@@ -158,20 +158,19 @@ def _record_call(
 ) -> None:
     prompt = reply.usage.prompt_tokens if reply else 0
     completion = reply.usage.completion_tokens if reply else 0
-    cost = llm_cost(prompt, completion)
-    LlmCall.objects.create(
-        workspace=workspace, source=source, purpose="review", model=model,
+    call = do_record_llm_call(
+        workspace_id=workspace.pk, source=source, purpose="review", model=model,
         prompt_tokens=prompt, completion_tokens=completion,
-        usage_estimated=reply.usage.estimated if reply else False, cost=cost,
+        usage_estimated=reply.usage.estimated if reply else False,
         duration_ms=reply.duration_ms if reply else 0,
-        attempts=reply.attempts if reply else 1, ok=reply is not None, error=error[:2000],
+        attempts=reply.attempts if reply else 1, ok=reply is not None, error=error,
     )  # fmt: skip
     if source is not None:
         SourceExtraction.objects.filter(source=source).update(
             prompt_tokens=F("prompt_tokens") + prompt,
             completion_tokens=F("completion_tokens") + completion,
             calls=F("calls") + 1,
-            cost=F("cost") + cost,
+            cost=F("cost") + call.cost,
         )
 
 
@@ -183,7 +182,7 @@ def do_summarize_descriptions(
     summary is reused while the fragments stay the same). Returns how many were written;
     a failing LLM leaves the fragment description in place."""
     limit = settings.CONSOLIDATION_SUMMARY_FRAGMENTS
-    if limit <= 0 or not llm_is_configured():
+    if limit <= 0 or not extraction_uses_llm():
         return 0
     candidates = list(
         Entity.objects.for_workspace(workspace)
@@ -241,7 +240,7 @@ def do_review_documents(*, documents: Iterable[Document]) -> None:
     """The `consolidate` stage for documents just extracted: with an LLM, the open pairs of
     the review queue go to it when these documents' entities are among them, and the
     descriptions of these documents' entities are summarised where they grew long."""
-    if not llm_is_configured():
+    if not extraction_uses_llm():
         return
     by_source: dict[int, list[int]] = {}
     for document in documents:

@@ -1,3 +1,4 @@
-"""Entity and relation extraction: windows, prompts, the LLM client, the model-output
-parser, name validation and the offline extractor. Nothing here writes to the database;
-knowledge/actions/extraction.py turns results into rows."""
+"""Entity and relation extraction: windows, the model-output parser, name validation and
+the offline extractor (the prompts are knowledge/prompts/, the LLM client system/llm/).
+Nothing here writes to the database; knowledge/actions/extraction/ turns results into
+rows."""

@@ -17,15 +17,15 @@ from typing import Protocol
 
 from django.conf import settings
 
-from knowledge.extraction.llm import LlmClient, LlmError, estimate_tokens
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.extraction.parsing import parse_extraction_output
-from knowledge.extraction.prompts import PromptSet, load_prompts
 from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.types import ExtractedEntity, ExtractedRelation, ParseResult
 from knowledge.extraction.validation import validate_window
 from knowledge.extraction.windows import NO_CONTEXT, WindowContext
-from system.selectors import llm_is_configured
+from knowledge.prompts import PromptSet, load_prompts
+from system.llm.availability import extraction_uses_llm
+from system.llm.client import LlmClient, LlmError, estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +238,7 @@ def get_extractor() -> Extractor:
     """The configured extractor, built once per process and configuration: the LLM one when
     LLM_BASE_URL and LLM_MODEL are set (and EXTRACTION_OFFLINE is off), else offline."""
     key: tuple[object, ...] = (
-        llm_is_configured(),
+        extraction_uses_llm(),
         settings.LLM_BASE_URL,
         settings.LLM_MODEL,
         settings.LLM_API_KEY,
@@ -253,7 +253,7 @@ def get_extractor() -> Extractor:
     with _lock:
         if key not in _cached:
             extractor: Extractor
-            if llm_is_configured():
+            if extraction_uses_llm():
                 extractor = LlmExtractor(
                     client=LlmClient.from_settings(),
                     prompts=load_prompts(settings.EXTRACTION_PROMPT_VERSION),

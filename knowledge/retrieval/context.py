@@ -2,19 +2,19 @@
 
 Text from documents and from the LLM that extracted entities is hostile: the block strips
 control characters, bounds every piece, escapes Markdown and frames the quotes as data, so
-nothing quoted can pose as structure or instructions of the prompt. The same helpers clean
-the query (knowledge/retrieval/search.py) and bound the texts of the hits
-(knowledge/retrieval/hydration.py).
+nothing quoted can pose as structure or instructions of the prompt (the invisible
+characters go through system/llm/quoted_text.py, the one cleaner of quoted text). The same
+helpers bound the texts of the hits (knowledge/retrieval/hydration.py).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
 
 from knowledge.retrieval.types import ChunkHit, EntityHit, PathHit, RelationHit, SignalHit
+from system.llm.quoted_text import strip_invisible
 
 # Each quoted piece bounded, and the whole block.
 CONTEXT_SNIPPET_CHARS = 700
@@ -25,23 +25,6 @@ CONTEXT_MAX_CHARS = 16000
 # Characters that start Markdown structure (emphasis, code, links, images, HTML, tables,
 # headings, block quotes, entities); each is backslash-escaped in quoted text.
 _MARKDOWN = re.compile(r"([\\`*_\[\]{}<>#|~!&])")
-
-
-def strip_invisible(text: str) -> str:
-    """Control and format characters out (NUL, escape sequences, zero-width and bidi
-    overrides); line and paragraph separators become spaces."""
-    if text.isprintable():  # the common case, checked in C
-        return text
-    out = []
-    for char in text:
-        category = unicodedata.category(char)
-        if char in "\t\n\r\v\f" or category in ("Zl", "Zp"):
-            out.append(" ")
-        elif category in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            continue
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def bound(text: str, limit: int) -> tuple[str, bool]:
@@ -62,7 +45,7 @@ def neutralise(text: str, limit: int) -> str:
     rules), bounded, and every Markdown-significant character escaped."""
     # Splitting first turns every kind of line break into a space, so most text is then
     # printable and strip_invisible returns at once.
-    flat = " ".join(strip_invisible(" ".join(text.split())).split())
+    flat = " ".join(strip_invisible(" ".join(text.split()), to_space=True).split())
     bounded, _ = bound(flat, limit)
     return _MARKDOWN.sub(r"\\\1", bounded)
 

@@ -25,7 +25,7 @@ from knowledge.canonical import type_name as normalise_type_name
 from knowledge.graph.base import MAX_HOPS, GraphBackendError
 from knowledge.models import EntityType
 from knowledge.retrieval.access import record_access_counts
-from knowledge.retrieval.context import build_context, strip_invisible
+from knowledge.retrieval.context import build_context
 from knowledge.retrieval.fusion import fuse_chunks, fuse_entities, unique
 from knowledge.retrieval.hydration import chunk_hits, entity_hits, path_hits, relation_hits
 from knowledge.retrieval.limits import ENTITY_LIMIT, MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
@@ -56,6 +56,7 @@ from knowledge.retrieval.types import (
     Recognised,
     SearchResult,
 )
+from system.llm.quoted_text import strip_invisible
 from workspaces.errors import InvalidInput
 from workspaces.models import MAX_ID, Workspace
 
@@ -216,7 +217,7 @@ class _Report:
 def clean_query(query: str) -> str:
     """The query without control characters and with collapsed whitespace; InvalidInput
     when nothing is left or it is longer than MAX_QUERY_CHARS."""
-    text = " ".join(strip_invisible(query or "").split())
+    text = " ".join(strip_invisible(query or "", to_space=True).split())
     if not text:
         raise InvalidInput("query: must not be blank.")
     if len(text) > MAX_QUERY_CHARS:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 
-from knowledge.extraction.prompts import describe_relation_type
 from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.models import (
     Entity,
@@ -24,6 +23,7 @@ from knowledge.models import (
     TypeStatus,
 )
 from knowledge.models.schema import SchemaType, TypeChange
+from knowledge.prompts import describe_relation_type
 from workspaces.models import Workspace
 from workspaces.selectors import get_object_for_workspace
 

@@ -16,13 +16,13 @@ from knowledge.actions.schema import (
     do_retire_type,
     do_set_relation_domain,
 )
-from knowledge.extraction.prompts import load_prompts
 from knowledge.models import (
     EntityType,
     RelationType,
     TypeStatus,
 )
 from knowledge.models.schema import TypeChange
+from knowledge.prompts import load_prompts
 from knowledge.selectors.schema import get_schema_snapshot, list_violations, violation_counts
 from tests.knowledge.graph_data import make_graph
 from workspaces.errors import Conflict, InvalidInput

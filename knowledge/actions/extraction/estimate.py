@@ -13,14 +13,14 @@ from knowledge.actions.extraction.runs import document_windows
 from knowledge.actions.schema import (
     do_ensure_default_schema,
 )
-from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.extractors import LlmExtractor, get_extractor
-from knowledge.extraction.llm import estimate_tokens
 from knowledge.extraction.windows import Window
 from knowledge.models import (
     ExtractionRun,
 )
 from knowledge.selectors.schema import get_schema_snapshot
+from system.llm.client import estimate_tokens
+from system.llm.pricing import llm_cost
 
 
 @dataclass(slots=True)

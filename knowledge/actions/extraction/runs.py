@@ -26,10 +26,9 @@ from django.db.models import F
 from ingest.models import Chunk, Document, Source
 from ingest.selectors import source_is_stopped
 from knowledge.actions.extraction.budget import account_for, reserve_tokens
-from knowledge.extraction.cost import llm_cost
+from knowledge.actions.llm_calls import do_record_llm_call
 from knowledge.extraction.entity_types import looks_technical
 from knowledge.extraction.extractors import Extractor, WindowOutcome
-from knowledge.extraction.llm import LlmError, LlmNotConfigured
 from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.extraction.windows import (
     Window,
@@ -41,10 +40,10 @@ from knowledge.extraction.windows import (
 from knowledge.models import (
     ExtractionRun,
     ExtractionStatus,
-    LlmCall,
     SourceExtraction,
 )
 from system import slices
+from system.llm.client import LlmError, LlmNotConfigured
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +162,7 @@ def _store_calls(
 ) -> Decimal:
     """One `LlmCall` row per request the window made (failed ones too); their total cost."""
     calls = [
-        LlmCall(
+        do_record_llm_call(
             workspace_id=source.workspace_id,
             source=source,
             run=run,
@@ -172,15 +171,13 @@ def _store_calls(
             prompt_tokens=call.prompt_tokens,
             completion_tokens=call.completion_tokens,
             usage_estimated=call.usage_estimated,
-            cost=llm_cost(call.prompt_tokens, call.completion_tokens),
             duration_ms=call.duration_ms,
             attempts=call.attempts,
             ok=call.ok,
-            error=call.error[:2000],
+            error=call.error,
         )
         for call in outcome.calls
     ]
-    LlmCall.objects.bulk_create(calls)
     return sum((call.cost for call in calls), Decimal(0))
 
 

@@ -7,7 +7,6 @@ invalid question or option), 3 the workspace's monthly answer budget is spent.""
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -15,13 +14,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from knowledge.actions.ask import AnswerBudgetSpent, AskFailed, do_ask
 from knowledge.answering.payload import answer_payload
 from knowledge.answering.types import Answer
+from system.llm.quoted_text import CONTROL_AND_FORMAT, strip_invisible
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
 
 
 def _plain(text: str) -> str:
     """Document or LLM text for a terminal: no escape sequences or control characters."""
-    return "".join(c for c in text if c == "\n" or unicodedata.category(c) not in ("Cc", "Cf"))
+    return strip_invisible(text, keep="\n", drop=CONTROL_AND_FORMAT)
 
 
 class Command(BaseCommand):

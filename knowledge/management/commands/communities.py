@@ -19,8 +19,8 @@ from django.db import DatabaseError
 
 from knowledge.actions.ask import do_write_community_summaries
 from knowledge.actions.communities import SummaryRefresh, do_compute_communities
-from knowledge.extraction.llm import LlmError
 from knowledge.selectors.communities import community_summaries
+from system.llm.client import LlmError
 from workspaces.commands import workspace_for_command
 
 

@@ -17,10 +17,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from knowledge.actions.schema import DEFAULT_ENTITY_TYPES, DEFAULT_RELATION_TYPES
 from knowledge.evaluation import GoldFileError, evaluate, load_gold
 from knowledge.extraction.extractors import get_extractor
-from knowledge.extraction.llm import LlmError
 from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.schema import SchemaSnapshot
 from knowledge.selectors.schema import get_schema_snapshot
+from system.llm.client import LlmError
 from workspaces.commands import workspace_for_command
 
 

@@ -21,9 +21,9 @@ from ingest.models import Source
 from ingest.selectors import get_source_for_workspace
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.actions.extraction.estimate import estimate_source
-from knowledge.extraction.llm import LlmError
 from knowledge.extraction.offline import OfflineExtractorUnavailable
-from knowledge.extraction.prompts import PromptNotFound
+from knowledge.prompts import PromptNotFound
+from system.llm.client import LlmError
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError
 from workspaces.models import Workspace

@@ -13,8 +13,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.retrieval import hybrid_search
-from knowledge.retrieval.context import chunk_signal_summary, strip_invisible
+from knowledge.retrieval.context import chunk_signal_summary
 from knowledge.schemas.search import search_payload
+from system.llm.quoted_text import strip_invisible
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError, InvalidInput
 
@@ -90,4 +91,4 @@ class Command(BaseCommand):
 
 
 def _plain(text: str) -> str:
-    return " ".join(strip_invisible(text).split())
+    return " ".join(strip_invisible(text, to_space=True).split())

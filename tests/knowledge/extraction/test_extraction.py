@@ -13,9 +13,9 @@ from ingest.actions.sources import (
     do_set_source_options,
 )
 from ingest.models import Chunk, Document, DocumentStatus
+from knowledge import prompts
 from knowledge.actions.extraction.documents import do_extract_source
 from knowledge.actions.extraction.estimate import estimate_source
-from knowledge.extraction import prompts
 from knowledge.extraction.extractors import reset_extractor
 from knowledge.models import (
     Entity,

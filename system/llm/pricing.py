@@ -1,5 +1,5 @@
-"""What LLM calls cost at the configured prices: one rule for extraction, review and
-estimates."""
+"""What LLM calls cost at the configured prices: one rule for extraction, review, answers,
+community summaries and estimates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The chat client the LLM extractor talks to: any OpenAI-compatible chat-completions API.
+"""The chat client every LLM caller talks to (extraction, review, answers, community
+summaries): any OpenAI-compatible chat-completions API.
 
 One small synchronous client instead of a vendor SDK, because what matters here is what
 the SDKs hide: Graphloom runs extraction from worker threads against whatever the user
@@ -16,7 +17,8 @@ with an HTML page, and slow models, then fail with a message the user can act on
 - The API key is sent only as a bearer token and never appears in an error message.
 
 Thread-safe: one `LlmClient` (one pooled `httpx.Client`) is shared by all worker threads.
-No Django at import time; `LlmClient.from_settings()` reads django.conf.settings lazily.
+Nothing is read at import time; `LlmClient.from_settings()` reads the LLM_* settings when
+called, from the settings module only (config/settings/base.py declares and documents each).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from types import TracebackType
 from typing import Any, Self, TypeGuard
 
 import httpx
+
+from system.llm.availability import configured_base_url, configured_model
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 # Statuses that mean "busy or briefly broken, try again"; 529 is the "overloaded" status
@@ -191,8 +195,7 @@ class LlmClient:
         """A client configured by the LLM_* settings; keyword arguments override them."""
         from django.conf import settings
 
-        base_url = str(getattr(settings, "LLM_BASE_URL", "") or "").strip()
-        model = str(getattr(settings, "LLM_MODEL", "") or "").strip()
+        base_url, model = configured_base_url(), configured_model()
         missing = [
             name
             for name, value in (("LLM_BASE_URL", base_url), ("LLM_MODEL", model))
@@ -206,13 +209,13 @@ class LlmClient:
         options: dict[str, Any] = {
             "base_url": base_url,
             "model": model,
-            "api_key": str(getattr(settings, "LLM_API_KEY", "") or ""),
-            "timeout": float(getattr(settings, "LLM_TIMEOUT", 60)),
-            "temperature": float(getattr(settings, "LLM_TEMPERATURE", 0.0)),
-            "max_tokens": int(getattr(settings, "LLM_MAX_TOKENS", 2000)),
-            "max_retries": int(getattr(settings, "LLM_MAX_RETRIES", 4)),
-            "retry_base_delay": float(getattr(settings, "LLM_RETRY_BASE_DELAY", 1.0)),
-            "retry_max_delay": float(getattr(settings, "LLM_RETRY_MAX_DELAY", 30.0)),
+            "api_key": str(settings.LLM_API_KEY or ""),
+            "timeout": float(settings.LLM_TIMEOUT),
+            "temperature": float(settings.LLM_TEMPERATURE),
+            "max_tokens": int(settings.LLM_MAX_TOKENS),
+            "max_retries": int(settings.LLM_MAX_RETRIES),
+            "retry_base_delay": float(settings.LLM_RETRY_BASE_DELAY),
+            "retry_max_delay": float(settings.LLM_RETRY_MAX_DELAY),
         }
         options.update(overrides)
         return cls(**options)

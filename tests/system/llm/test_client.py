@@ -19,7 +19,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from knowledge.extraction.llm import (
+from system.llm.client import (
     MAX_RESPONSE_BYTES,
     ChatReply,
     LlmClient,
