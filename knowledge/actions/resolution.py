@@ -6,7 +6,7 @@ Order (cheapest and most authoritative first), for each (name, type):
 2. a name pinned by curation (a merge, a rename, an alias added by a person) goes to the
    entity it is pinned to, whatever became of it since (followed through later merges);
 3. the alias table;
-4. an active entity with the same canonical key and type (knowledge/consolidation/names.py:
+4. an active entity with the same canonical key and type (knowledge/consolidation/names/normalise.py:
    Unicode, case, punctuation, articles, simple plurals, corporate suffixes);
 5. acronym / expansion and character similarity against at most
    CONSOLIDATION_MAX_CANDIDATES candidates of the type that share a blocking key (a capped
