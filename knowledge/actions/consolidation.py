@@ -22,6 +22,7 @@ from ingest.models import Source
 from knowledge.actions.curation import do_merge_entities
 from knowledge.actions.resolution import lock_names, suggest_other_types
 from knowledge.actions.review import do_review_suggestions_with_llm
+from knowledge.consolidation.decide import Outcome, outcome
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
 from knowledge.consolidation.matching import UNTYPED_REASON, untyped_twin
 from knowledge.extraction.entity_types import FALLBACK_TYPE
@@ -115,11 +116,11 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
     match = best_match(workspace, entity.name, entity.type, exclude=entity.pk)
     if match is None:
         return
-    other, similarity = match
-    limits = thresholds(kind)
-    if similarity.score < limits.review or kept_apart(workspace, entity, other):
+    other, similarity, _ = match
+    verdict = outcome(match, thresholds(kind))
+    if verdict is Outcome.NONE or kept_apart(workspace, entity, other):
         return
-    if similarity.score >= limits.auto_merge:
+    if verdict is Outcome.MERGE:
         do_merge_entities(
             workspace=workspace, merged_ids=[entity.pk, other.pk], automatic=True,
             reasons=list(similarity.reasons),
