@@ -50,7 +50,7 @@ from ingest.models import Document
 from knowledge.actions.curation import _sync_alias_list, do_merge_entities
 from knowledge.actions.embeddings import embedding_fields, name_vectors
 from knowledge.consolidation import names
-from knowledge.consolidation.decide import Outcome, outcome
+from knowledge.consolidation.decide import Outcome, Rule, outcome
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
 from knowledge.consolidation.matching import TYPES_REASON, Key, Match, vetoed
 from knowledge.consolidation.short_forms import DocName, ShortFormPlan, plan_short_forms
@@ -319,7 +319,7 @@ def _apply_match(
     the match's `outcome` under the type's thresholds says."""
     if match is None or match.target.pk == entity.pk:
         return entity
-    other, similarity, _ = match
+    other, similarity, rule = match
     verdict = outcome(match, thresholds(entity.type.name))
     if verdict is Outcome.NONE:
         return entity
@@ -332,6 +332,7 @@ def _apply_match(
             merged_ids=[entity.pk],
             automatic=True,
             reasons=list(similarity.reasons),
+            rule=rule,
         )
         counts["auto_merged"] = counts.get("auto_merged", 0) + 1
         return other
@@ -418,7 +419,7 @@ def record_short_forms(
         event = CurationEvent.objects.create(
             workspace=workspace, action=CurationAction.ALIAS_ADD, actor=None, entity=entity,
             payload={"alias": alias.pk, "canonical": key[0], "automatic": True,
-                     "document": document.pk, "reasons": [reason]},
+                     "document": document.pk, "reasons": [reason], "rule": Rule.SHORT_FORM.value},
             summary=f"Added alias {name!r} to {entity.name!r}: {reason}"[:500],
         )  # fmt: skip
         Alias.objects.filter(pk=alias.pk).update(event=event)

@@ -19,6 +19,7 @@ from django.utils import timezone
 from ingest.models import Document, Source
 from knowledge.actions.curation import do_mark_not_same, do_merge_entities
 from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
+from knowledge.consolidation.decide import Rule
 from knowledge.extraction.cost import llm_cost
 from knowledge.extraction.llm import ChatReply, LlmClient, LlmError
 from knowledge.extraction.prompts import load_prompts, render
@@ -131,7 +132,7 @@ def _apply_verdict(
         if verdict == "same" and all(e.state == EntityState.ACTIVE for e in pair):
             do_merge_entities(
                 workspace=workspace, merged_ids=[e.pk for e in pair], automatic=True,
-                reasons=[*suggestion.reasons, f"llm: same ({reason})"],
+                reasons=[*suggestion.reasons, f"llm: same ({reason})"], rule=Rule.LLM_REVIEW,
             )  # fmt: skip
             MergeSuggestion.objects.filter(pk=suggestion.pk).update(
                 status=SuggestionStatus.ACCEPTED, decided_at=timezone.now()
