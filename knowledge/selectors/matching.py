@@ -1,6 +1,7 @@
 """Reads of entity resolution: the candidates an extracted name may be (blocked GIN lookups,
-the nearest name embedding), the pins and votes that decide it, and whether a person said two
-entities are not the same. The rules that pick among the candidates are
+the nearest name embedding), the pins and votes that decide it, whether a person said two
+entities are not the same, and why one entity was merged into another (`why_merged`, the
+one entry point for that question). The rules that pick among the candidates are
 knowledge/consolidation/decide.py's; this module only asks the database.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from django.conf import settings
@@ -25,6 +27,8 @@ from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.models import (
     ENTITY_VECTORS,
     Alias,
+    CurationAction,
+    CurationEvent,
     CurationRule,
     Entity,
     EntityState,
@@ -287,6 +291,69 @@ def with_evidence_in_source(workspace: Workspace, entity_ids: set[int], source_i
         .values_list("entity_id", flat=True)
         .distinct()
     )
+
+
+# The rule of an automatic merge logged before merges recorded theirs.
+UNRECORDED_RULE = "unrecorded"
+
+
+@dataclass(frozen=True, slots=True)
+class MergeStep:
+    """One merge on the way from an entity to the one it lives in now: the event that made
+    it (None if the history has none), the rule that decided it (`decide.Rule`; `manual` for
+    a person's) and the reasons logged with it."""
+
+    merged_id: int
+    survivor_id: int
+    event_id: int | None
+    rule: str
+    reasons: tuple[str, ...]
+
+
+def why_merged(workspace: Workspace, merged_id: int, survivor_id: int) -> list[MergeStep]:
+    """Why the entity `merged_id` now lives in `survivor_id`: each merge from it to the
+    survivor, read from the curation history (one step, or more when its survivor was
+    merged in turn). Empty when it does not live there (never merged into it, or the merge
+    was undone)."""
+    path = _merge_path(workspace, merged_id, survivor_id)
+    return [_merge_step(workspace, one, into) for one, into in pairwise(path)]
+
+
+def _merge_path(workspace: Workspace, merged_id: int, survivor_id: int) -> list[int]:
+    """The ids from `merged_id` along `merged_into` to `survivor_id`, or [] when the chain
+    of merges does not lead there."""
+    path = [merged_id]
+    while path[-1] != survivor_id:
+        row = (
+            Entity.objects.for_workspace(workspace)
+            .filter(pk=path[-1], state=EntityState.MERGED)
+            .values_list("merged_into_id", flat=True)
+            .first()
+        )
+        if row is None or row in path:
+            return []
+        path.append(row)
+    return path if len(path) > 1 else []
+
+
+def _merge_step(workspace: Workspace, merged_id: int, survivor_id: int) -> MergeStep:
+    event = (
+        CurationEvent.objects.for_workspace(workspace)
+        .filter(
+            action__in=[CurationAction.MERGE, CurationAction.AUTO_MERGE],
+            entity_id=survivor_id,
+            undone_by__isnull=True,
+            payload__merged__contains=[{"id": merged_id}],
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if event is None:
+        return MergeStep(merged_id, survivor_id, None, UNRECORDED_RULE, ())
+    manual = event.action == CurationAction.MERGE
+    rule = event.payload.get("rule") or (decide.Rule.MANUAL if manual else UNRECORDED_RULE)
+    reasons = tuple(event.payload.get("reasons") or ())
+    return MergeStep(merged_id, survivor_id, event.pk, str(rule), reasons)
 
 
 def not_same(workspace: Workspace, a: int, b: int) -> bool:
