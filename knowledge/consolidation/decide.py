@@ -96,7 +96,7 @@ class Evidence(Protocol):
         ...
 
 
-class Decision[E: Candidate](NamedTuple):
+class Decision[E](NamedTuple):
     """The candidate a name is, how alike the two are (and why), and the rule that said so.
     A tuple, so `target, similarity, rule = decision` reads it whole."""
 
@@ -115,7 +115,7 @@ class Outcome(StrEnum):
     NONE = "none"
 
 
-def outcome[E: Candidate](decision: Decision[E] | None, limits: Thresholds) -> Outcome:
+def outcome[E](decision: Decision[E] | None, limits: Thresholds) -> Outcome:
     """What a decision comes to under the type's thresholds: a merge at or above
     `auto_merge`, a question in the review band, nothing below. A close embedding alone is
     a reason to ask, never to merge (it was close enough to be found at all, whatever its

@@ -63,6 +63,7 @@ def copy_of_the_code(tmp_path_factory) -> Path:
         ("ingest/selectors.py", "knowledge.models", "Apps depend downward only"),
         ("ingest/models.py", "ingest.actions.sources", "Ingest: callers > actions"),
         ("knowledge/models/__init__.py", "knowledge.selectors", "Knowledge: callers > actions"),
+        ("knowledge/consolidation/decide.py", "knowledge.models", "Match decisions ask their"),
     ],
 )
 def test_an_upward_import_breaks_its_contract(copy_of_the_code, importer, imported, contract):
