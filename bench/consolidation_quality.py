@@ -35,11 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from knowledge.consolidation.names import (  # noqa: E402 (the path is set up above)
-    name_similarity,
-    suffixes_for_type,
-    thresholds_for,
-)
+# The path is set up above (E402).
+from knowledge.consolidation.names.normalise import suffixes_for_type  # noqa: E402
+from knowledge.consolidation.names.similarity import name_similarity  # noqa: E402
+from knowledge.consolidation.names.thresholds import thresholds_for  # noqa: E402
 
 DEFAULT_PAIRS = ROOT / "tests" / "fixtures" / "entity_pairs.jsonl"
 GOAL_PRECISION = 0.95

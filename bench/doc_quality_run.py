@@ -34,7 +34,9 @@ from ingest.models import PENDING, Chunk, CrawlPage, Document
 from knowledge.actions.evidence import NOTE_FRAGMENT
 from knowledge.consolidation.keys import suffixes, thresholds
 from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON
-from knowledge.consolidation.names import code_paths_differ, name_similarity, same_spelling
+from knowledge.consolidation.names.code_names import code_paths_differ
+from knowledge.consolidation.names.normalise import same_spelling
+from knowledge.consolidation.names.similarity import name_similarity
 from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.extraction.offline import get_offline_extractor
 from knowledge.models import (

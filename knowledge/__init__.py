@@ -40,8 +40,10 @@ Reads: selectors/ (one module per subject) and retrieval/ (hybrid search: signal
 fusion, reranking, hydration, context).
 
 Engines (no HTTP, no actions): extraction/ (windows, parsing, validation, the offline
-extractor; the LLM client is system/llm/), consolidation/ (pure name matching: keys, similarity,
-match reasons, a document's short forms), answering/ (the answer prompt with passages
+extractor; the LLM client is system/llm/), consolidation/ (pure name matching: names/ by rule
+family, keys, the match decisions with their rules in decide.py (asking an evidence port
+that selectors/match_evidence.py answers), match reasons, a document's short forms),
+answering/ (the answer prompt with passages
 framed as data, citation parsing and checking, the system-prompt guard, the event payloads,
 the answer's Markdown rendered to allow-listed HTML),
 graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its sync; communities).

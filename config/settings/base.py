@@ -267,7 +267,7 @@ CONSOLIDATION_AUTO_MERGE = env_float("CONSOLIDATION_AUTO_MERGE", 0.0) or None
 CONSOLIDATION_REVIEW = env_float("CONSOLIDATION_REVIEW", 0.0) or None
 CONSOLIDATION_TYPE_THRESHOLDS = env_list("CONSOLIDATION_TYPE_THRESHOLDS", [])
 # Corporate suffixes ignored when names are compared ("Acme Inc." is "Acme"); empty: the
-# built-in list (knowledge/consolidation/names.py).
+# built-in list (knowledge/consolidation/names/normalise.py).
 CONSOLIDATION_CORPORATE_SUFFIXES = env_list("CONSOLIDATION_CORPORATE_SUFFIXES", [])
 # Cosine similarity of name embeddings at or above which a new name with no close spelling
 # match is queued for review with its nearest neighbour (never merged on this alone).

@@ -22,6 +22,7 @@ from ingest.models import Source
 from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.resolution import lock_names, suggest_other_types
 from knowledge.actions.review import do_review_suggestions_with_llm
+from knowledge.consolidation.decide import Outcome, Rule, outcome
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
 from knowledge.consolidation.matching import UNTYPED_REASON, untyped_twin
 from knowledge.extraction.entity_types import FALLBACK_TYPE
@@ -88,7 +89,7 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
         if twin is not None and not not_same(workspace, twin.pk, entity.pk):
             do_merge_entities(
                 workspace=workspace, survivor_id=twin.pk, merged_ids=[entity.pk],
-                automatic=True, reasons=["same canonical name"],
+                automatic=True, reasons=["same canonical name"], rule=Rule.SAME_KEY,
             )  # fmt: skip
             report.merged += 1
             return
@@ -107,7 +108,7 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
     if twin is not None and not not_same(workspace, entity.pk, twin.pk):
         do_merge_entities(
             workspace=workspace, merged_ids=[entity.pk, twin.pk], automatic=True,
-            reasons=[UNTYPED_REASON],
+            reasons=[UNTYPED_REASON], rule=Rule.UNTYPED_TWIN,
         )  # fmt: skip
         report.merged += 1
         return
@@ -115,14 +116,14 @@ def _consolidate_one(workspace: Workspace, entity_id: int, report: Consolidation
     match = best_match(workspace, entity.name, entity.type, exclude=entity.pk)
     if match is None:
         return
-    other, similarity = match
-    limits = thresholds(kind)
-    if similarity.score < limits.review or kept_apart(workspace, entity, other):
+    other, similarity, rule = match
+    verdict = outcome(match, thresholds(kind))
+    if verdict is Outcome.NONE or kept_apart(workspace, entity, other):
         return
-    if similarity.score >= limits.auto_merge:
+    if verdict is Outcome.MERGE:
         do_merge_entities(
             workspace=workspace, merged_ids=[entity.pk, other.pk], automatic=True,
-            reasons=list(similarity.reasons),
+            reasons=list(similarity.reasons), rule=rule,
         )  # fmt: skip
         report.merged += 1
         return

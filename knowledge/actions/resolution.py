@@ -6,7 +6,7 @@ Order (cheapest and most authoritative first), for each (name, type):
 2. a name pinned by curation (a merge, a rename, an alias added by a person) goes to the
    entity it is pinned to, whatever became of it since (followed through later merges);
 3. the alias table;
-4. an active entity with the same canonical key and type (knowledge/consolidation/names.py:
+4. an active entity with the same canonical key and type (consolidation/names/normalise.py:
    Unicode, case, punctuation, articles, simple plurals, corporate suffixes);
 5. acronym / expansion and character similarity against at most
    CONSOLIDATION_MAX_CANDIDATES candidates of the type that share a blocking key (a capped
@@ -52,8 +52,9 @@ from knowledge.actions.curation.events import record_event
 from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.embeddings import embedding_fields, name_vectors
 from knowledge.consolidation import names
+from knowledge.consolidation.decide import Outcome, Rule, outcome
 from knowledge.consolidation.keys import entity_blocking_keys, entity_key, thresholds
-from knowledge.consolidation.matching import EMBEDDING_REASON, TYPES_REASON, Key, Match, vetoed
+from knowledge.consolidation.matching import TYPES_REASON, Key, Match, vetoed
 from knowledge.consolidation.short_forms import DocName, ShortFormPlan, plan_short_forms
 from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.models import (
@@ -312,27 +313,27 @@ def suggest_other_types(
 def _apply_match(
     workspace: Workspace,
     entity: Entity,
-    match: tuple[Entity, names.Similarity] | None,
+    match: Match | None,
     counts: dict[str, int],
 ) -> Entity:
-    """A new entity joins its match (automatic merge), or is queued for review with it."""
-    if match is None or match[0].pk == entity.pk:
+    """A new entity joins its match (automatic merge), or is queued for review with it, as
+    the match's `outcome` under the type's thresholds says."""
+    if match is None or match.target.pk == entity.pk:
         return entity
-    other, similarity = match
-    limits = thresholds(entity.type.name)
-    by_embedding = similarity.reasons[:1] and similarity.reasons[0].startswith(EMBEDDING_REASON)
-    if not by_embedding and similarity.score < limits.review:
+    other, similarity, rule = match
+    verdict = outcome(match, thresholds(entity.type.name))
+    if verdict is Outcome.NONE:
         return entity
     if kept_apart(workspace, entity, other):
         return entity
-    # A close embedding alone is a reason to ask, never to merge.
-    if similarity.score >= limits.auto_merge and not by_embedding:
+    if verdict is Outcome.MERGE:
         do_merge_entities(
             workspace=workspace,
             survivor_id=other.pk,
             merged_ids=[entity.pk],
             automatic=True,
             reasons=list(similarity.reasons),
+            rule=rule,
         )
         counts["auto_merged"] = counts.get("auto_merged", 0) + 1
         return other
@@ -419,7 +420,7 @@ def record_short_forms(
         event = record_event(
             workspace=workspace, action=CurationAction.ALIAS_ADD, actor=None, entity=entity,
             payload={"alias": alias.pk, "canonical": key[0], "automatic": True,
-                     "document": document.pk, "reasons": [reason]},
+                     "document": document.pk, "reasons": [reason], "rule": Rule.SHORT_FORM.value},
             summary=f"Added alias {name!r} to {entity.name!r}: {reason}"[:500],
         )  # fmt: skip
         Alias.objects.filter(pk=alias.pk).update(event=event)

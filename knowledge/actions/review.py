@@ -22,6 +22,7 @@ from knowledge.actions.curation.block import do_mark_not_same
 from knowledge.actions.curation.merge import do_merge_entities
 from knowledge.actions.evidence import FRAGMENT_ORDER, distinct_fragments, fragments_hash
 from knowledge.actions.llm_calls import do_record_llm_call
+from knowledge.consolidation.decide import Rule
 from knowledge.models import (
     Entity,
     EntityState,
@@ -132,7 +133,7 @@ def _apply_verdict(
         if verdict == "same" and all(e.state == EntityState.ACTIVE for e in pair):
             do_merge_entities(
                 workspace=workspace, merged_ids=[e.pk for e in pair], automatic=True,
-                reasons=[*suggestion.reasons, f"llm: same ({reason})"],
+                reasons=[*suggestion.reasons, f"llm: same ({reason})"], rule=Rule.LLM_REVIEW,
             )  # fmt: skip
             MergeSuggestion.objects.filter(pk=suggestion.pk).update(
                 status=SuggestionStatus.ACCEPTED, decided_at=timezone.now()

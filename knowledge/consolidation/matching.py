@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from knowledge.consolidation import names
+from knowledge.consolidation.decide import Decision
+from knowledge.consolidation.names.normalise import same_spelling
 from knowledge.models import (
     Entity,
     EntityState,
@@ -26,7 +27,8 @@ UNTYPED_REASON = "same name, one of them of the fallback type"
 EMBEDDING_REASON = "embedding"
 
 
-Match = tuple[Entity, names.Similarity]
+# The entity a name matched, how alike they are, and the rule that said so.
+Match = Decision[Entity]
 
 
 # Reasons with which the spelling tier says "different" on purpose ("iPhone 14" / "iPhone
@@ -35,7 +37,7 @@ VETOES = ("number differs", "number in one name only", "substring only", "qualif
 
 
 def vetoed(match: Match | None) -> bool:
-    return match is not None and any(r.startswith(VETOES) for r in match[1].reasons)
+    return match is not None and any(r.startswith(VETOES) for r in match.similarity.reasons)
 
 
 def untyped_twin(
@@ -49,7 +51,7 @@ def untyped_twin(
     typed two ways. On the Python manual, 930 of the 948 names held by entities of several
     types had a `concept` among them, and 48 of a labelled 60 were one thing
     (bench/data/python-docs-homonyms.jsonl). Only names spelled alike join
-    (`names.same_spelling`): the 12 others were nearly all code names that differ in case.
+    (`same_spelling`): the 12 others were nearly all code names that differ in case.
 
     `others` are the active entities of the name's canonical key in other types. A name of
     the fallback type joins the one spelled alike with the most mentions; a typed name
@@ -57,7 +59,7 @@ def untyped_twin(
     no name of a third type joined it before.
     The joined entity's type then follows the majority of its evidence, as always."""
     active = [e for e in others if e.state == EntityState.ACTIVE]
-    alike = [e for e in active if names.same_spelling(e.name, name)]
+    alike = [e for e in active if same_spelling(e.name, name)]
     if type_name == fallback:
         return max(alike, key=lambda e: (e.mention_count, -e.pk), default=None)
     if len(active) != 1 or not alike or alike[0].type.name != fallback:

@@ -74,7 +74,7 @@ class Entity(WorkspaceScopedModel):
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # Keys that similar names share (knowledge/consolidation/names.py): candidate blocking
+    # Keys that similar names share (knowledge/consolidation/names/blocking.py): candidate blocking
     # for fuzzy matching, one GIN-indexed `&&` instead of comparing with every entity.
     blocking_keys = ArrayField(models.CharField(max_length=80), default=list, blank=True)
     # A person has decided something about it: it stays even when its evidence goes.

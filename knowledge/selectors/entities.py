@@ -31,7 +31,7 @@ from django.db.models.expressions import OrderBy, RawSQL
 from rapidfuzz.distance import OSA
 
 from ingest.models import Chunk, Document, Source
-from knowledge.consolidation.names import canonical_key
+from knowledge.consolidation.names.normalise import canonical_key
 from knowledge.models import (
     Alias,
     Entity,

@@ -1,28 +1,34 @@
-"""Reads of entity resolution: the candidates an extracted name may be (blocked GIN lookups
-pre-ranked by rapidfuzz, the nearest name embedding), the pins and votes that decide it,
-and whether a person said two entities are not the same.
+"""Reads of entity resolution: the candidates an extracted name may be (blocked GIN lookups,
+the nearest name embedding), the pins and votes that decide it, whether a person said two
+entities are not the same, and why one entity was merged into another (`why_merged`, the
+one entry point for that question). The rules that pick among the candidates are
+knowledge/consolidation/decide.py's; this module only asks the database.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
-from rapidfuzz import fuzz, process
 
 from ingest.embeddings import vector_literal
-from ingest.selectors import passage_has_both, passage_names_member, walk_ef_search
-from knowledge.consolidation import names
-from knowledge.consolidation.keys import entity_blocking_keys, entity_key, suffixes
+from ingest.selectors import walk_ef_search
+from knowledge.consolidation import decide
+from knowledge.consolidation.keys import entity_blocking_keys
 from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match, untyped_twin
+from knowledge.consolidation.names.code_names import code_paths_differ
+from knowledge.consolidation.names.similarity import Similarity
 from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.models import (
     ENTITY_VECTORS,
     Alias,
+    CurationAction,
+    CurationEvent,
     CurationRule,
     Entity,
     EntityState,
@@ -30,6 +36,7 @@ from knowledge.models import (
     Mention,
     RuleKind,
 )
+from knowledge.selectors.match_evidence import WorkspaceEvidence
 from workspaces.models import Workspace
 
 
@@ -62,10 +69,6 @@ def voted_entity(key: Key, entity_type: EntityType, by_id: dict[int, Entity]) ->
         ):
             return entity
     return None
-
-
-# Candidates scored in full after the quick pre-ranking (rapidfuzz, in C).
-FULL_SCORING = 6
 
 
 # Rows the HNSW walk fetches for the one nearest name: an iterative scan in relaxed order
@@ -121,9 +124,9 @@ def nearest_by_embeddings(
             continue
         similarity = 1 - float(found_best[1])
         matches.append(
-            (entity, names.Similarity(
+            decide.Decision(entity, Similarity(
                 score=round(similarity, 4), reasons=(f"{EMBEDDING_REASON} {similarity:.2f}",)
-            ))
+            ), decide.Rule.EMBEDDING)
         )  # fmt: skip
     return matches
 
@@ -210,161 +213,21 @@ def best_matches(
     *,
     exclude: int | None = None,
 ) -> list[Match | None]:
-    """For each (name, type), the most similar active entity of the type among those sharing
-    a blocking key, in the order asked.
+    """For each (name, type), the active entity of the type among those sharing a blocking
+    key that the match rules pick (`decide.best_match`), in the order asked.
 
     Candidates come from `_candidates` (one query for every name: a window's new names cost
-    one round trip, not one each); a quick token-set ratio on their canonical keys picks the
-    few that get the full similarity (acronym candidates always do), so the cost per name
-    stays small however many share a common word.
+    one round trip, not one each); the rules ask the workspace's evidence
+    (`WorkspaceEvidence`) only for the few names they cannot decide by their letters.
     """
     keys = [entity_blocking_keys(name, entity_type.name) for name, entity_type in wanted]
     found = _candidates(workspace, [(t, k) for (_, t), k in zip(wanted, keys, strict=True)],
                         exclude=exclude)  # fmt: skip
+    evidence = WorkspaceEvidence(workspace)
     return [
-        _unless_unattested(
-            workspace,
-            name,
-            entity_type,
-            _best_of(workspace, name, entity_type, name_keys, found.get(position, [])),
-        )
+        decide.best_match(name, entity_type.name, name_keys, found.get(position, []), evidence)
         for position, ((name, entity_type), name_keys) in enumerate(zip(wanted, keys, strict=True))
     ]
-
-
-def _best_of(
-    workspace: Workspace,
-    name: str,
-    entity_type: EntityType,
-    keys: list[str],
-    candidates: list[Entity],
-) -> Match | None:
-    if not keys or not candidates:
-        return None
-    qualified = _qualified(workspace, name, candidates)
-    if qualified is not None:
-        return qualified
-    key = entity_key(name, entity_type.name)
-    acronyms = {k for k in keys if k.startswith("a:")}
-    ranked = process.extract(
-        key,
-        {i: c.canonical_name for i, c in enumerate(candidates)},
-        scorer=fuzz.token_set_ratio,
-        limit=FULL_SCORING,
-    )
-    chosen = {index for _, _, index in ranked} | {
-        i for i, c in enumerate(candidates) if acronyms & set(c.blocking_keys)
-    }
-    best: tuple[Entity, names.Similarity] | None = None
-    readings = 0  # candidates the name is an acronym or an expansion of
-    for index in sorted(chosen):
-        candidate = candidates[index]
-        score = names.name_similarity(
-            name, candidate.name, suffixes=suffixes(entity_type.name), entity_type=entity_type.name
-        )
-        readings += score.reasons[:1] == (names.ACRONYM_REASON,)
-        if best is None or score.score > best[1].score:
-            best = (candidate, score)
-    return _unless_ambiguous(name, best, readings)
-
-
-def _qualified(workspace: Workspace, name: str, candidates: list[Entity]) -> Match | None:
-    """The one candidate that is the name qualified or its shorter form (see
-    `names.shorter_form`), unless the shorter form ends another qualified name too: another
-    candidate, or a name the candidate took before ("Handler_x" took "a.Handler_x", then
-    meets "b.Handler_x"), or it is a module's own member (`_module_member`). Then nothing:
-    the other tiers decide."""
-    hits = [(c, short) for c in candidates if (short := names.shorter_form(name, c.name))]
-    if len(hits) != 1:
-        return None
-    entity, short = hits[0]
-    written = [name, *(c.name for c in candidates), *(entity.aliases or [])]
-    longer = {n for n in written if names.shorter_form(short, n) == short}
-    if len({n.removesuffix("()") for n in longer}) > 1:
-        return None
-    if _module_member(workspace, short, name, entity.name):
-        return None
-    return entity, names.Similarity(names.QUALIFIED_SCORE, (names.QUALIFIED_REASON,))
-
-
-def _module_member(workspace: Workspace, short: str, a: str, b: str) -> bool:
-    """Whether `short`, the shorter of two code names `a` and `b`, is a member of a module in
-    full rather than the longer written short, where the module and its class share a name
-    (`names.repeats_its_module`): so when `short` has members of its own in the workspace,
-    as entities or in its passages (a page's members are often extracted after the page
-    named the class's attribute). On the Python manual the class `datetime.date` (with
-    `datetime.date.today` and others) had taken the method `datetime.datetime.date`,
-    `datetime.time` and `datetime.tzinfo` likewise, while `socket.recv` (no members) is
-    rightly the method `socket.socket.recv`."""
-    if not names.repeats_its_module(a, b):
-        return False
-    return Entity.objects.filter(
-        workspace=workspace, state=EntityState.ACTIVE, name__startswith=f"{short}."
-    ).exists() or passage_names_member(workspace, short)
-
-
-def _unless_ambiguous(name: str, best: Match | None, readings: int) -> Match | None:
-    """An acronym match, asked about rather than merged when the acronym reads as another
-    name too: another candidate ("CR" / "CertificateRequest" and "CoverageResults"), or a
-    name the acronym's entity absorbed before ("BS" took "Buffer structure", then "Bounded
-    Semaphore", "Buffered Streams" and three more on the Python manual: one entity)."""
-    if best is None or best[1].reasons[:1] != (names.ACRONYM_REASON,):
-        return best
-    entity, similarity = best
-    if similarity.score <= names.UNSURE_SCORE:
-        return best
-    acronym, expansion = _acronym_and_expansion(name, entity)
-    key = names.canonical_key(expansion or name)
-    absorbed = [
-        alias
-        for alias in [entity.name, *(entity.aliases or [])]
-        if names.acronym_expansion(acronym, alias) == alias and names.canonical_key(alias) != key
-    ]
-    if readings < 2 and not absorbed:
-        return best
-    why = f"{acronym} reads as {readings + len(absorbed)} names here"
-    return entity, names.Similarity(names.UNSURE_SCORE, (names.ACRONYM_REASON, why))
-
-
-def _acronym_and_expansion(name: str, entity: Entity) -> tuple[str, str | None]:
-    """Of a name and its acronym match: which one is the acronym, and the other (None when
-    neither spells the other)."""
-    expansion = names.acronym_expansion(name, entity.name)
-    return (entity.name if expansion == name else name), expansion
-
-
-# An acronym of this many letters or fewer spells too many phrases to be read as one by its
-# letters alone: two for an organisation, whose initials are made to be its name ("IBM"),
-# three for the other types, whose phrases are descriptions ("CSS" / "Compute the Standard
-# Score").
-SHORT_ACRONYM = 2
-SHORT_DESCRIPTIVE_ACRONYM = 3
-ACRONYM_NAMED_TYPES = frozenset({"organization"})
-
-
-def _unless_unattested(
-    workspace: Workspace, name: str, entity_type: EntityType, best: Match | None
-) -> Match | None:
-    """A short acronym (SHORT_ACRONYM, SHORT_DESCRIPTIVE_ACRONYM) merged with a phrase only
-    when some passage of the workspace has both: on the Python manual "HT" (curses.ascii's
-    "Horizontal tab") had joined "heap types", "FF" "File Formats", "SO" "SequenceMatcher
-    Objects" — 12 of the 13 two-letter merges were wrong, and the right one ("LF" / "Line
-    Feed") is in one table row; of the ten three-letter ones, "CSS" had joined "Compute the
-    Standard Score", "SSL" "SuSE Linux" and "AT&T" "ActiveState Tcl/Tk", none of them in a
-    passage together, while "GIL", "FTP", "MRO" and four more are. Else it is a question
-    for review. Longer acronyms, and an organisation's of three letters ("IBM"), still
-    merge by their letters."""
-    if best is None or best[1].reasons != (names.ACRONYM_REASON,):
-        return best
-    entity = best[0]
-    acronym, expansion = _acronym_and_expansion(name, entity)
-    short = SHORT_ACRONYM if entity_type.name in ACRONYM_NAMED_TYPES else SHORT_DESCRIPTIVE_ACRONYM
-    if expansion is None or sum(c.isalnum() for c in acronym) > short:
-        return best
-    if passage_has_both(workspace, acronym, expansion):
-        return best
-    why = f"{acronym} and {expansion} never appear together"
-    return entity, names.Similarity(names.UNSURE_SCORE, (names.ACRONYM_REASON, why))
 
 
 def _candidates(
@@ -412,10 +275,9 @@ def _candidates(
 
 def kept_apart(workspace: Workspace, one: Entity, other: Entity) -> bool:
     """Two entities no name match joins: a person said they are not the same, or their code
-    paths tell them apart (`names.code_paths_differ`)."""
+    paths tell them apart (`code_paths_differ`)."""
     return (
-        not_same(workspace, one.pk, other.pk)
-        or names.code_paths_differ(one.name, other.name) is not None
+        not_same(workspace, one.pk, other.pk) or code_paths_differ(one.name, other.name) is not None
     )
 
 
@@ -429,6 +291,69 @@ def with_evidence_in_source(workspace: Workspace, entity_ids: set[int], source_i
         .values_list("entity_id", flat=True)
         .distinct()
     )
+
+
+# The rule of an automatic merge logged before merges recorded theirs.
+UNRECORDED_RULE = "unrecorded"
+
+
+@dataclass(frozen=True, slots=True)
+class MergeStep:
+    """One merge on the way from an entity to the one it lives in now: the event that made
+    it (None if the history has none), the rule that decided it (`decide.Rule`; `manual` for
+    a person's) and the reasons logged with it."""
+
+    merged_id: int
+    survivor_id: int
+    event_id: int | None
+    rule: str
+    reasons: tuple[str, ...]
+
+
+def why_merged(workspace: Workspace, merged_id: int, survivor_id: int) -> list[MergeStep]:
+    """Why the entity `merged_id` now lives in `survivor_id`: each merge from it to the
+    survivor, read from the curation history (one step, or more when its survivor was
+    merged in turn). Empty when it does not live there (never merged into it, or the merge
+    was undone)."""
+    path = _merge_path(workspace, merged_id, survivor_id)
+    return [_merge_step(workspace, one, into) for one, into in pairwise(path)]
+
+
+def _merge_path(workspace: Workspace, merged_id: int, survivor_id: int) -> list[int]:
+    """The ids from `merged_id` along `merged_into` to `survivor_id`, or [] when the chain
+    of merges does not lead there."""
+    path = [merged_id]
+    while path[-1] != survivor_id:
+        row = (
+            Entity.objects.for_workspace(workspace)
+            .filter(pk=path[-1], state=EntityState.MERGED)
+            .values_list("merged_into_id", flat=True)
+            .first()
+        )
+        if row is None or row in path:
+            return []
+        path.append(row)
+    return path if len(path) > 1 else []
+
+
+def _merge_step(workspace: Workspace, merged_id: int, survivor_id: int) -> MergeStep:
+    event = (
+        CurationEvent.objects.for_workspace(workspace)
+        .filter(
+            action__in=[CurationAction.MERGE, CurationAction.AUTO_MERGE],
+            entity_id=survivor_id,
+            undone_by__isnull=True,
+            payload__merged__contains=[{"id": merged_id}],
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if event is None:
+        return MergeStep(merged_id, survivor_id, None, UNRECORDED_RULE, ())
+    manual = event.action == CurationAction.MERGE
+    rule = event.payload.get("rule") or (decide.Rule.MANUAL if manual else UNRECORDED_RULE)
+    reasons = tuple(event.payload.get("reasons") or ())
+    return MergeStep(merged_id, survivor_id, event.pk, str(rule), reasons)
 
 
 def not_same(workspace: Workspace, a: int, b: int) -> bool:

@@ -64,6 +64,7 @@ def copy_of_the_code(tmp_path_factory) -> Path:
         ("ingest/models.py", "ingest.actions.sources", "Ingest: callers > actions"),
         ("knowledge/models/__init__.py", "knowledge.selectors", "Knowledge: callers > actions"),
         ("knowledge/actions/ask.py", "httpx", "The LLM is reached through system.llm"),
+        ("knowledge/consolidation/decide.py", "knowledge.models", "Match decisions ask their"),
     ],
 )
 def test_an_upward_import_breaks_its_contract(copy_of_the_code, importer, imported, contract):

@@ -74,10 +74,12 @@ def do_merge_entities(
     actor: User | None = None,
     automatic: bool = False,
     reasons: list[str] | None = None,
+    rule: str | None = None,
 ) -> CurationEvent:
     """Merge `merged_ids` into `survivor_id`; returns the event `do_unmerge` takes. Without a
     survivor, the default one of all the entities named survives (`default_survivor`).
-    `automatic` marks consolidation's own merges (with its `reasons`)."""
+    `automatic` marks consolidation's own merges (with its `reasons`, and the `rule` that
+    decided them: knowledge/consolidation/decide.py's `Rule`)."""
     named = set(merged_ids) | ({survivor_id} if survivor_id is not None else set())
     if len(named) < 2:
         raise InvalidInput("Merging needs at least two different entities.")
@@ -103,6 +105,8 @@ def do_merge_entities(
             "suggestions": [],
             "reasons": reasons or [],
         }
+        if rule is not None:
+            payload["rule"] = str(rule)
         names = _move_mentions(survivor, merged, payload)
 
         touched_relations = _fold_relations(workspace, survivor, merged_ids, payload)

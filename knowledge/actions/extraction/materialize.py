@@ -47,7 +47,7 @@ from knowledge.actions.schema import (
 from knowledge.canonical import canonical_name, type_name
 from knowledge.consolidation.keys import entity_key
 from knowledge.consolidation.matching import Key
-from knowledge.consolidation.names import canonical_key
+from knowledge.consolidation.names.normalise import canonical_key
 from knowledge.consolidation.short_forms import DocName, ShortFormPlan
 from knowledge.extraction.windows import Window, find_occurrences, relation_span
 from knowledge.models import (

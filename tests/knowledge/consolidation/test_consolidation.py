@@ -741,3 +741,38 @@ def test_the_spelling_lookup_reads_the_gin_tree_with_a_plan_for_each_call():
             "SELECT proconfig FROM pg_proc WHERE proname = 'knowledge_blocking_candidates'"
         )
         assert "plan_cache_mode=force_custom_plan" in cursor.fetchone()[0]
+
+
+@pytest.mark.django_db
+def test_an_automatic_merge_records_the_rule_that_decided_it():
+    """The curation history says which rule merged a name (knowledge/consolidation/decide.py):
+    during resolution an acronym and a typo, during consolidation a re-keyed twin."""
+    workspace = do_create_workspace(slug="rules")
+    do_ensure_default_schema(workspace=workspace)
+    organization = EntityType.objects.get(workspace=workspace, name="organization")
+    resolve_entities(
+        workspace, [("International Business Machines", organization), ("Microsoft", organization)],
+        create=True,
+    )  # fmt: skip
+    resolve_entities(workspace, [("IBM", organization), ("Microsft", organization)], create=True)
+    events = CurationEvent.objects.filter(workspace=workspace, action="auto_merge")
+    rules = {e.summary: (e.payload["rule"], e.payload["reasons"][-1]) for e in events}
+    assert rules == {
+        "Merged 'IBM' into 'International Business Machines'": ("acronym", "acronym"),
+        "Merged 'Microsft' into 'Microsoft'": ("similarity", "typo"),
+    }
+
+    stale = Entity.objects.create(
+        workspace=workspace, name="Globex Corp.", canonical_name="globex corp", type=organization
+    )
+    Entity.objects.create(
+        workspace=workspace, name="Globex", canonical_name="globex", type=organization,
+        mention_count=3,
+    )  # fmt: skip
+    assert consolidate("--workspace", "rules")["merged"] == 1
+    event = CurationEvent.objects.get(workspace=workspace, entity__name="Globex")
+    assert event.payload["merged"][0]["id"] == stale.pk
+    assert (event.payload["rule"], event.payload["reasons"]) == (
+        "same_key",
+        ["same canonical name"],
+    )

@@ -301,6 +301,14 @@ def test_a_short_form_becomes_an_alias_of_the_full_name_s_entity(alice, write):
     assert [e.name for e in search_entities(alice.workspace, q="kns")] == [kns.name]
 
 
+def test_a_short_form_s_alias_is_logged_with_its_rule(alice, write):
+    names = {"Jonas Lindqvist": "person", "Lindqvist": "person"}
+    write("Jonas Lindqvist spoke. Lindqvist agreed.", names)
+    event = CurationEvent.objects.get(action="alias_add")
+    assert event.payload["rule"] == "short_form"
+    assert event.payload["automatic"] is True
+
+
 def test_an_ambiguous_short_form_goes_to_the_review_queue(alice, write):
     write(
         "Helios Robotics Inc. raised money from Helios Capital. Helios will hire.",
