@@ -20,6 +20,7 @@ from django.db.models import QuerySet
 from ingest import blobs, boilerplate
 from ingest.actions.activity import ActivityCounter, PagesRead, do_report_activity
 from ingest.actions.boilerplate import do_record_blocks
+from ingest.actions.document_state import do_transition
 from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_mark_duplicate
 from ingest.actions.embeddings import (
     chunks_to_embed,
@@ -27,6 +28,7 @@ from ingest.actions.embeddings import (
     do_index_chunk_contexts,
     needs_vector,
 )
+from ingest.actions.pipeline import StageReport
 from ingest.actions.sources import run_deletion_hooks
 from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
 from ingest.chunking import ChunkSpan, chunk_text
@@ -110,13 +112,14 @@ def _save_parse(document: Document, parsed: ParsedDocument) -> None:
     document.warnings = list(parsed.warnings)
     document.processed_hash = document.content_hash
     document.duplicate_of = None
-    document.status = DocumentStatus.PARSED
-    document.error = ""
-    document.save(
-        update_fields=[
+    do_transition(
+        document=document,
+        to=DocumentStatus.PARSED,
+        error="",
+        fields=(
             "text", "title", "format", "mime", "metadata", "warnings",
-            "processed_hash", "duplicate_of", "status", "error", "updated_at",
-        ]
+            "processed_hash", "duplicate_of",
+        ),
     )  # fmt: skip
 
 
@@ -209,12 +212,11 @@ def _write_chunks(document: Document, spans: list[ChunkSpan]) -> None:
         Chunk.objects.filter(pk__in=stale).delete()
     Chunk.objects.bulk_update(kept, list(_CHUNK_PLACE), batch_size=500)
     Chunk.objects.bulk_create(created, batch_size=500)
-    document.status = DocumentStatus.CHUNKED
-    document.save(update_fields=["status", "updated_at"])
+    do_transition(document=document, to=DocumentStatus.CHUNKED)
 
 
-def group_prepared[F: Callable[..., None]](
-    prepare: Callable[..., None],
+def group_prepared[F: Callable[..., StageReport | None]](
+    prepare: Callable[..., StageReport | None],
     *,
     each: Callable[..., None] | None = None,
     wanted: Callable[[], bool] | None = None,
@@ -363,8 +365,7 @@ def embed(*, document: Document) -> None:
         )
         if lane is not None:
             lane.forget([document.pk])
-    document.status = DocumentStatus.EMBEDDED
-    document.save(update_fields=["status", "updated_at"])
+    do_transition(document=document, to=DocumentStatus.EMBEDDED)
 
 
 def purge_workspace(

@@ -2,10 +2,12 @@
 and INGEST_DELETION_HOOKS in config/settings/base.py).
 
 `extract` takes an embedded document through extraction (with an LLM, its group step sends
-the windows of a whole group of documents out together); `consolidate` puts what extraction left in
-doubt to the LLM (knowledge/actions/review.py); `forget_chunks` takes back the evidence of
-chunks before the ingest app deletes them; `chunks_moved` refreshes what evidence derives
-from its chunks' documents after chunks moved to another one (INGEST_CHUNK_MOVE_HOOKS).
+the windows of a whole group of documents out together) and reports what it extracted and
+what failed: the pipeline moves the documents (ingest/actions/pipeline.py, `StageReport`);
+`consolidate` puts what extraction left in doubt to the LLM (knowledge/actions/review.py);
+`forget_chunks` takes back the evidence of chunks before the ingest app deletes them;
+`chunks_moved` refreshes what evidence derives from its chunks' documents after chunks moved
+to another one (INGEST_CHUNK_MOVE_HOOKS).
 """
 
 from __future__ import annotations
