@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import shutil
 from collections.abc import Callable
 
 from django.conf import settings
@@ -30,7 +29,6 @@ from ingest.actions.embeddings import (
 )
 from ingest.actions.pipeline import StageReport
 from ingest.actions.sources import run_deletion_hooks
-from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
 from ingest.chunking import ChunkSpan, chunk_text
 from ingest.embedding_lane import AheadChunk, get_lane, lane_of
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
@@ -40,7 +38,6 @@ from ingest.parsers import parse_isolated
 from ingest.parsers.base import ParsedDocument, ParserLimits
 from ingest.selectors import stored_vectors
 from system import slices
-from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
 logger = logging.getLogger(__name__)
 
@@ -366,27 +363,3 @@ def embed(*, document: Document) -> None:
         if lane is not None:
             lane.forget([document.pk])
     do_transition(document=document, to=DocumentStatus.EMBEDDED)
-
-
-def purge_workspace(
-    *, workspace_id: int, batch_size: int, progress: DeletionProgress | None = None
-) -> None:
-    """Delete the workspace's sources, documents and chunks in batches (children first),
-    then its blobs: the files its documents named, and its blob directory with whatever an
-    interrupted run or upload left there. Blobs are stored per workspace
-    (`blobs/<workspace id>/`), so no other workspace loses a file. Last, the workspace's
-    own chunk vector index, if it had one (ingest/actions/vector_indexes.py)."""
-    names = set(
-        Document.objects.filter(workspace_id=workspace_id)
-        .exclude(blob="")
-        .values_list("blob", flat=True)
-    )
-    purge_workspace_rows(
-        workspace_id=workspace_id,
-        models=tenant_models("ingest"),
-        batch_size=batch_size,
-        progress=progress,
-    )
-    blobs.delete_blobs(names)
-    shutil.rmtree(blobs.blob_path(f"blobs/{workspace_id}"), ignore_errors=True)
-    do_drop_workspace_vector_indexes(workspace_id=workspace_id)
