@@ -47,7 +47,8 @@ class DocumentStatus(models.TextChoices):
     PARSED = "parsed", "Parsed"
     CHUNKED = "chunked", "Chunked"
     EMBEDDED = "embedded", "Embedded"
-    # Set by the extraction stage (knowledge app); later stages may add their own.
+    # Reached through the extraction stage (knowledge app), recorded by the pipeline from
+    # the stage's report; later stages may add their own.
     EXTRACTED = "extracted", "Extracted"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
