@@ -7,6 +7,7 @@ Callers (parse, authenticate, serve):
     views.py      /mcp/: streamable HTTP, stateless, JSON responses, bearer token
     management/   `manage.py mcp --workspace SLUG --token-env NAME`: stdio
     admin.py      the call log, read-only
+    hooks.py      the upkeep job (UPKEEP_JOBS): the call log pruned
 
 The server: server.py (the SDK's low-level Server bound to one agent's access: tool
 calls and resource reads go through the rate limit, the role, the argument model, one

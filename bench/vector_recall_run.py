@@ -30,12 +30,12 @@ from ingest.embeddings import configured_model_id
 from ingest.models import Document, Source
 from knowledge.actions.embeddings import do_ensure_entity_vector_index
 from knowledge.actions.schema import do_ensure_default_schema
+from knowledge.hooks import maintain_vector_indexes
 from knowledge.models import EntityType
 from knowledge.retrieval.limits import ENTITY_LIMIT
 from knowledge.retrieval.signals import vector as vector_module
 from knowledge.retrieval.types import QueryVector
 from knowledge.selectors import matching as matching_module
-from knowledge.upkeep import maintain_vector_indexes
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 

@@ -47,7 +47,8 @@ class DocumentStatus(models.TextChoices):
     PARSED = "parsed", "Parsed"
     CHUNKED = "chunked", "Chunked"
     EMBEDDED = "embedded", "Embedded"
-    # Set by the extraction stage (knowledge app); later stages may add their own.
+    # Reached through the extraction stage (knowledge app), recorded by the pipeline from
+    # the stage's report; later stages may add their own.
     EXTRACTED = "extracted", "Extracted"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
@@ -55,6 +56,10 @@ class DocumentStatus(models.TextChoices):
     # Terminal: the same content (content hash) was processed already in the workspace; the
     # document reuses that one's chunks, vectors and graph (`Document.duplicate_of`).
     DUPLICATE = "duplicate", "Duplicate"
+
+    def allowed_next(self) -> frozenset[DocumentStatus]:
+        """The statuses a document in this one may be moved to (DOCUMENT_STATUS_MOVES)."""
+        return frozenset(to for to, froms in DOCUMENT_STATUS_MOVES.items() if self in froms)
 
 
 # A document in one of these states still has stages ahead of it.
@@ -65,6 +70,36 @@ PENDING = (
     DocumentStatus.EMBEDDED,
     DocumentStatus.EXTRACTED,
 )
+
+_ANY = frozenset(DocumentStatus)
+_WORKING = frozenset(PENDING)
+
+# Every move a document's status makes, by where it goes: {to: the statuses it may come
+# from}. Taken from what the code does, so that a move nobody meant is an error instead of
+# a document stuck or done twice: every write of Document.status goes through
+# ingest/actions/document_state.py, which refuses any other move (InvalidTransition).
+DOCUMENT_STATUS_MOVES: dict[DocumentStatus, frozenset[DocumentStatus]] = {
+    # From anything: changed bytes of an upload or a page, a re-run, a retry, a duplicate
+    # detached from its original (ingest/actions/duplicates.py).
+    DocumentStatus.QUEUED: _ANY,
+    # The first parse, a parse again of content that changed on its way through the
+    # stages, and a done document sent back to chunking because its source's boilerplate
+    # changed (ingest/actions/boilerplate.py).
+    DocumentStatus.PARSED: _WORKING | {DocumentStatus.DONE},
+    DocumentStatus.CHUNKED: frozenset({DocumentStatus.PARSED}),
+    # Embedded again when a run is resumed or repeated.
+    DocumentStatus.EMBEDDED: frozenset({DocumentStatus.CHUNKED, DocumentStatus.EMBEDDED}),
+    DocumentStatus.EXTRACTED: frozenset({DocumentStatus.EMBEDDED}),
+    # The end of the pipeline, whichever stages it is configured with; a duplicate of
+    # finished content promoted to original in place of the one deleted or changed.
+    DocumentStatus.DONE: _WORKING | {DocumentStatus.DUPLICATE},
+    # When parsing finds the content processed already.
+    DocumentStatus.DUPLICATE: _WORKING,
+    DocumentStatus.CANCELLED: _WORKING,
+    # From the stage it was in; a stage under way when its source was cancelled still
+    # fails its document when it fails, so the person sees why.
+    DocumentStatus.FAILED: _WORKING | {DocumentStatus.CANCELLED},
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import shutil
 from collections.abc import Callable
 
 from django.conf import settings
@@ -20,6 +19,7 @@ from django.db.models import QuerySet
 from ingest import blobs, boilerplate
 from ingest.actions.activity import ActivityCounter, PagesRead, do_report_activity
 from ingest.actions.boilerplate import do_record_blocks
+from ingest.actions.document_state import do_transition
 from ingest.actions.duplicates import content_claim, do_hand_on_duplicates, do_mark_duplicate
 from ingest.actions.embeddings import (
     chunks_to_embed,
@@ -27,8 +27,8 @@ from ingest.actions.embeddings import (
     do_index_chunk_contexts,
     needs_vector,
 )
+from ingest.actions.pipeline import StageReport
 from ingest.actions.sources import run_deletion_hooks
-from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
 from ingest.chunking import ChunkSpan, chunk_text
 from ingest.embedding_lane import AheadChunk, get_lane, lane_of
 from ingest.embeddings import EmbeddingUnavailable, get_embedder, get_token_counter
@@ -38,7 +38,6 @@ from ingest.parsers import parse_isolated
 from ingest.parsers.base import ParsedDocument, ParserLimits
 from ingest.selectors import stored_vectors
 from system import slices
-from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 
 logger = logging.getLogger(__name__)
 
@@ -110,13 +109,14 @@ def _save_parse(document: Document, parsed: ParsedDocument) -> None:
     document.warnings = list(parsed.warnings)
     document.processed_hash = document.content_hash
     document.duplicate_of = None
-    document.status = DocumentStatus.PARSED
-    document.error = ""
-    document.save(
-        update_fields=[
+    do_transition(
+        document=document,
+        to=DocumentStatus.PARSED,
+        error="",
+        fields=(
             "text", "title", "format", "mime", "metadata", "warnings",
-            "processed_hash", "duplicate_of", "status", "error", "updated_at",
-        ]
+            "processed_hash", "duplicate_of",
+        ),
     )  # fmt: skip
 
 
@@ -209,12 +209,11 @@ def _write_chunks(document: Document, spans: list[ChunkSpan]) -> None:
         Chunk.objects.filter(pk__in=stale).delete()
     Chunk.objects.bulk_update(kept, list(_CHUNK_PLACE), batch_size=500)
     Chunk.objects.bulk_create(created, batch_size=500)
-    document.status = DocumentStatus.CHUNKED
-    document.save(update_fields=["status", "updated_at"])
+    do_transition(document=document, to=DocumentStatus.CHUNKED)
 
 
-def group_prepared[F: Callable[..., None]](
-    prepare: Callable[..., None],
+def group_prepared[F: Callable[..., StageReport | None]](
+    prepare: Callable[..., StageReport | None],
     *,
     each: Callable[..., None] | None = None,
     wanted: Callable[[], bool] | None = None,
@@ -363,29 +362,4 @@ def embed(*, document: Document) -> None:
         )
         if lane is not None:
             lane.forget([document.pk])
-    document.status = DocumentStatus.EMBEDDED
-    document.save(update_fields=["status", "updated_at"])
-
-
-def purge_workspace(
-    *, workspace_id: int, batch_size: int, progress: DeletionProgress | None = None
-) -> None:
-    """Delete the workspace's sources, documents and chunks in batches (children first),
-    then its blobs: the files its documents named, and its blob directory with whatever an
-    interrupted run or upload left there. Blobs are stored per workspace
-    (`blobs/<workspace id>/`), so no other workspace loses a file. Last, the workspace's
-    own chunk vector index, if it had one (ingest/actions/vector_indexes.py)."""
-    names = set(
-        Document.objects.filter(workspace_id=workspace_id)
-        .exclude(blob="")
-        .values_list("blob", flat=True)
-    )
-    purge_workspace_rows(
-        workspace_id=workspace_id,
-        models=tenant_models("ingest"),
-        batch_size=batch_size,
-        progress=progress,
-    )
-    blobs.delete_blobs(names)
-    shutil.rmtree(blobs.blob_path(f"blobs/{workspace_id}"), ignore_errors=True)
-    do_drop_workspace_vector_indexes(workspace_id=workspace_id)
+    do_transition(document=document, to=DocumentStatus.EMBEDDED)

@@ -9,7 +9,9 @@ Callers (parse, authorise, call one action or selector, render):
                   quality, backfill_embeddings (chunks and entity names),
                   eval_retrieval (retrieval quality against labelled questions), ask, …
     tasks.py      background tasks: ids in, one action called
-    stages.py     the pipeline stages ingest runs: extract, consolidate, forget_chunks
+    stages.py     the pipeline stages ingest runs: extract, consolidate
+    hooks.py      what knowledge plugs into the apps below: chunk deletion and moves,
+                  workspace deletion, health counts, metrics, the upkeep jobs
     schemas/      request and response schemas of the API
 
 Writes (actions/, `do_*`, keyword-only, one transaction each):

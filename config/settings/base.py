@@ -157,7 +157,7 @@ WORKER_STOP_GRACE_SECONDS = env_float("GRAPHLOOM_WORKER_STOP_GRACE_SECONDS", 8.0
 # loaded lazily like the pipeline stages, each given at most HEALTH_COUNT_TIMEOUT_SECONDS
 # of database time (a count that takes longer is left out, never the report). Today: the
 # entity names whose vector `manage.py backfill_embeddings` still has to compute.
-HEALTH_COUNTS = ["knowledge.selectors.vectors.vector_counts"]
+HEALTH_COUNTS = ["knowledge.hooks.vector_counts"]
 HEALTH_COUNT_TIMEOUT_SECONDS = env_float("GRAPHLOOM_HEALTH_COUNT_TIMEOUT_SECONDS", 2.0)
 
 # --- Scheduled upkeep: periodic jobs the workers run themselves (system/upkeep.py) -------
@@ -168,7 +168,7 @@ UPKEEP_COMMUNITIES_EVERY = int(env_float("UPKEEP_COMMUNITIES_EVERY", 900))
 UPKEEP_BACKFILL_EVERY = int(env_float("UPKEEP_BACKFILL_EVERY", 3600))
 UPKEEP_STRANDED_EVERY = int(env_float("UPKEEP_STRANDED_EVERY", 300))
 # A running source with waiting work, no task and no slice started for this many seconds
-# has its work queued again by the `stranded_work` job (ingest/upkeep.py).
+# has its work queued again by the `stranded_work` job (ingest/hooks.py).
 UPKEEP_STRANDED_AFTER = int(env_float("UPKEEP_STRANDED_AFTER", 300))
 UPKEEP_PRUNE_REPORT_EVERY = int(env_float("UPKEEP_PRUNE_REPORT_EVERY", 7 * 24 * 3600))
 UPKEEP_AGENT_CALLS_EVERY = int(env_float("UPKEEP_AGENT_CALLS_EVERY", 24 * 3600))
@@ -190,19 +190,19 @@ UPKEEP_PRUNE_OLDER_THAN = os.environ.get("UPKEEP_PRUNE_OLDER_THAN", "90d")
 # and its interval. `system` imports none of them (loaded lazily, like HEALTH_COUNTS).
 UPKEEP_JOBS = {
     "llm_review": {
-        "run": "knowledge.upkeep.review_merge_suggestions",
+        "run": "knowledge.hooks.review_merge_suggestions",
         "every": UPKEEP_LLM_REVIEW_EVERY,
     },
     "communities": {
-        "run": "knowledge.upkeep.recompute_communities",
+        "run": "knowledge.hooks.recompute_communities",
         "every": UPKEEP_COMMUNITIES_EVERY,
     },
-    "backfill": {"run": "knowledge.upkeep.backfill_entity_vectors", "every": UPKEEP_BACKFILL_EVERY},
-    "prune_report": {"run": "knowledge.upkeep.prune_report", "every": UPKEEP_PRUNE_REPORT_EVERY},
-    "stranded_work": {"run": "ingest.upkeep.requeue_stranded_work", "every": UPKEEP_STRANDED_EVERY},
-    "agent_calls": {"run": "agents.upkeep.prune_agent_calls", "every": UPKEEP_AGENT_CALLS_EVERY},
+    "backfill": {"run": "knowledge.hooks.backfill_entity_vectors", "every": UPKEEP_BACKFILL_EVERY},
+    "prune_report": {"run": "knowledge.hooks.prune_report", "every": UPKEEP_PRUNE_REPORT_EVERY},
+    "stranded_work": {"run": "ingest.hooks.requeue_stranded_work", "every": UPKEEP_STRANDED_EVERY},
+    "agent_calls": {"run": "agents.hooks.prune_agent_calls", "every": UPKEEP_AGENT_CALLS_EVERY},
     "vector_indexes": {
-        "run": "knowledge.upkeep.maintain_vector_indexes",
+        "run": "knowledge.hooks.maintain_vector_indexes",
         "every": UPKEEP_VECTOR_INDEXES_EVERY,
     },
 }
@@ -408,7 +408,7 @@ METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 METRICS_ALLOWED_NETWORKS = env_list("METRICS_ALLOWED_NETWORKS", [])
 # Figures the apps above `system` count at scrape time: dotted paths of functions yielding
 # prometheus_client metric families, loaded lazily like HEALTH_COUNTS.
-METRICS_COLLECTORS = ["knowledge.selectors.llm_usage.llm_usage_metrics"]
+METRICS_COLLECTORS = ["knowledge.hooks.llm_usage_metrics"]
 
 # --- Ingestion -------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024)
@@ -456,18 +456,18 @@ INGEST_PIPELINE_STAGES = [
 ]
 # Called with `chunk_ids=` before chunks are deleted (changed text, a gone page, a deleted
 # source), so apps built on ingest (the graph) take back what those chunks contributed.
-INGEST_DELETION_HOOKS = ["knowledge.stages.forget_chunks"]
+INGEST_DELETION_HOOKS = ["knowledge.hooks.forget_chunks"]
 # Called with `chunk_ids=` after chunks moved to another document (a duplicate promoted to
 # original when the original goes, ingest/actions/duplicates.py), so what is derived from a
 # chunk's document (the sources an entity is mentioned in) follows.
-INGEST_CHUNK_MOVE_HOOKS = ["knowledge.stages.chunks_moved"]
+INGEST_CHUNK_MOVE_HOOKS = ["knowledge.hooks.chunks_moved"]
 # Called with `workspace_id=`, `batch_size=` and `progress=` when a workspace is deleted,
 # top app first, before the workspaces app sweeps what is left and the workspace itself
 # (workspaces/actions/workspaces.py): each deletes its app's rows in batches, children
 # first, and what lives outside the database (graph projections, blobs on disk).
 WORKSPACE_DELETION_HOOKS = [
-    "knowledge.stages.purge_workspace",
-    "ingest.stages.purge_workspace",
+    "knowledge.hooks.purge_workspace",
+    "ingest.hooks.purge_workspace",
 ]
 
 # --- Crawling ----------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ingest import boilerplate
+from ingest.actions.document_state import do_transition_rows
 from ingest.dispatch import enqueue_documents
 from ingest.models import Document, DocumentBlock, DocumentStatus, Source, SourceStatus
 
@@ -179,8 +180,11 @@ def _requeue(source_id: int, document_ids: set[int]) -> list[int]:
             .only("pk", "source_id", "text")
         )
         ids = [document.pk for document in settled if _cut_differently(document)]
-        Document.objects.filter(pk__in=ids).update(
-            status=DocumentStatus.PARSED, updated_at=timezone.now()
+        do_transition_rows(
+            documents=Document.objects.filter(pk__in=ids),
+            from_statuses=[DocumentStatus.DONE],
+            to=DocumentStatus.PARSED,
+            updated_at=timezone.now(),
         )
         enqueue_documents(ids)
     return ids

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
+from ingest.actions.document_state import do_transition, do_transition_rows
 from ingest.actions.hooks import run_deletion_hooks, run_move_hooks
 from ingest.dispatch import enqueue_documents
 from ingest.models import Chunk, Document, DocumentStatus, Source, SourceStatus
@@ -112,13 +113,14 @@ def do_mark_duplicate(*, document: Document, original: Document) -> None:
     document.metadata = dict(original.metadata or {})
     document.warnings = list(original.warnings or [])
     document.processed_hash = document.content_hash
-    document.status = DocumentStatus.DUPLICATE
-    document.error = ""
-    document.save(
-        update_fields=[
+    do_transition(
+        document=document,
+        to=DocumentStatus.DUPLICATE,
+        error="",
+        fields=(
             "duplicate_of", "text", "title", "format", "mime", "metadata", "warnings",
-            "processed_hash", "status", "error", "updated_at",
-        ]
+            "processed_hash",
+        ),
     )  # fmt: skip
 
 
@@ -128,8 +130,12 @@ def _requeue(documents: QuerySet[Document], *, parsed: bool = False) -> None:
     ids = list(documents.values_list("pk", flat=True))
     if not ids:
         return
-    Document.objects.filter(pk__in=ids).update(
-        duplicate_of=None, status=DocumentStatus.QUEUED, error=""
+    do_transition_rows(
+        documents=Document.objects.filter(pk__in=ids),
+        from_statuses=DocumentStatus,
+        to=DocumentStatus.QUEUED,
+        error="",
+        duplicate_of=None,
     )
     if not parsed:
         Document.objects.filter(pk__in=ids).update(processed_hash="")
@@ -171,14 +177,12 @@ def _promote(original: Document, candidates: QuerySet[Document], content: str) -
     heir.format, heir.mime = original.format, original.mime
     heir.metadata = dict(original.metadata or {})
     heir.warnings = list(original.warnings or [])
-    heir.status = DocumentStatus.DONE if finished else DocumentStatus.QUEUED
-    heir.error = ""
-    heir.save(
-        update_fields=[
-            "duplicate_of", "text", "format", "mime", "metadata", "warnings", "status",
-            "error", "updated_at",
-        ]
-    )  # fmt: skip
+    do_transition(
+        document=heir,
+        to=DocumentStatus.DONE if finished else DocumentStatus.QUEUED,
+        error="",
+        fields=("duplicate_of", "text", "format", "mime", "metadata", "warnings"),
+    )
     run_move_hooks(moved)
     if not finished:
         _requeue(Document.objects.filter(pk=heir.pk), parsed=True)

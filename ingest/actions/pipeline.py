@@ -18,15 +18,23 @@ A `prepare_each` attribute (`group_prepared(..., each=...)`) is called with `doc
 as each document reaches the stage, before the next one is brought there: embedding uses it
 to start on a document's chunks on a background thread while the next is parsed and chunked
 (ingest/embedding_lane.py).
+
+The pipeline owns document state. A stage of an app built on ingest (extraction) writes no
+Document row: it returns a `StageReport` (from the stage or its group step) naming the
+documents it finished and those that failed in it, with why, and the pipeline moves them
+(ingest/actions/document_state.py); a stage that cannot finish its one document raises
+`StageFailed`, and the pipeline fails it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from ingest.actions.document_state import do_fail, do_transition, do_transition_rows
 from ingest.actions.sources import do_refresh_source_progress
 from ingest.models import PENDING, Document, DocumentStatus, Source
 from ingest.parsers.base import ParseError
@@ -35,7 +43,21 @@ from system.loading import import_paths
 
 logger = logging.getLogger(__name__)
 
-Stage = Callable[..., None]
+
+@dataclass(frozen=True, slots=True)
+class StageReport:
+    """What a stage did to its documents, for the pipeline to record: those it finished go
+    from `takes` to `reaches`, those in `failed` fail with their message (for the person
+    who added them). Documents no longer in `takes` (cancelled meanwhile) are left as they
+    are."""
+
+    takes: DocumentStatus
+    reaches: DocumentStatus
+    done: tuple[int, ...] = ()
+    failed: Mapping[int, str] = field(default_factory=dict)
+
+
+Stage = Callable[..., StageReport | None]
 
 
 def pipeline_stages() -> tuple[tuple[str, Stage], ...]:
@@ -77,7 +99,9 @@ def do_process_documents(*, document_ids: list[int]) -> list[str]:
                 do_process_document(document_id=document_id, stop_before=name, refresh=False)
                 if prepare_each is not None:
                     prepare_each(document_id=document_id)
-            prepare_group(document_ids=document_ids)
+            report = prepare_group(document_ids=document_ids)
+            if report is not None:
+                do_record_stage(report=report)
     statuses = [
         do_process_document(document_id=document_id, refresh=False) for document_id in document_ids
     ]
@@ -115,35 +139,47 @@ def do_process_document(
             if stage_name == stop_before:
                 return str(document.status)
             if source_is_stopped(document.source_id):
-                Document.objects.filter(pk=document.pk, status__in=PENDING).update(
-                    status=DocumentStatus.CANCELLED
+                do_transition_rows(
+                    documents=Document.objects.filter(pk=document.pk),
+                    from_statuses=PENDING,
+                    to=DocumentStatus.CANCELLED,
                 )
                 return "cancelled"
             Source.objects.filter(pk=document.source_id).update(stage=stage_name)
-            stage(document=document)
+            report = stage(document=document)
+            if report is not None:
+                do_record_stage(report=report)
+                document.refresh_from_db(fields=["status", "error"])
             if document.status == DocumentStatus.DUPLICATE:
                 # Its content was processed already: the original's chunks, vectors and
                 # graph are its own (ingest/actions/duplicates.py); nothing is left to do.
                 return str(document.status)
-        document.status = DocumentStatus.DONE
-        document.save(update_fields=["status", "updated_at"])
+        do_transition(document=document, to=DocumentStatus.DONE)
     except (ParseError, StageFailed) as exc:
-        _fail(document, exc.message)
+        do_fail(document=document, error=exc.message)
     except Exception as exc:
         logger.exception("Document %s failed in stage %s", document.pk, stage_name)
-        _fail(
-            document,
-            f"Internal error while {stage_name or 'starting'}: {exc.__class__.__name__}: {exc}"[
-                :2000
-            ],
-        )
+        where = stage_name or "starting"
+        message = f"Internal error while {where}: {exc.__class__.__name__}: {exc}"
+        do_fail(document=document, error=message[:2000])
     finally:
         if refresh:
             do_refresh_source_progress(source_id=document.source_id)
     return str(document.status)
 
 
-def _fail(document: Document, message: str) -> None:
-    document.status = DocumentStatus.FAILED
-    document.error = message
-    Document.objects.filter(pk=document.pk).update(status=DocumentStatus.FAILED, error=message)
+def do_record_stage(*, report: StageReport) -> None:
+    """Move the documents a stage reported on: the failed ones to failed with their
+    message, the finished ones to where the stage takes them."""
+    for document_id, message in report.failed.items():
+        do_transition_rows(
+            documents=Document.objects.filter(pk=document_id),
+            from_statuses=[report.takes],
+            to=DocumentStatus.FAILED,
+            error=message,
+        )
+    do_transition_rows(
+        documents=Document.objects.filter(pk__in=report.done),
+        from_statuses=[report.takes],
+        to=report.reaches,
+    )

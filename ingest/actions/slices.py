@@ -25,6 +25,7 @@ from django_tasks_db.models import DBTaskResult
 
 from ingest.actions.activity import do_clear_activity
 from ingest.actions.crawl import do_run_crawl
+from ingest.actions.document_state import do_transition_rows
 from ingest.actions.pipeline import do_process_documents
 from ingest.actions.sources import do_refresh_source_progress
 from ingest.dispatch import (
@@ -125,7 +126,7 @@ def _hand_on(document_ids: list[int], *, source_id: int, reason: str) -> None:
     pending = Document.objects.filter(pk__in=document_ids, status__in=PENDING)
     if reason == slices.CANCELLED:
         forget_sent_ahead(document_ids)
-        pending.update(status=DocumentStatus.CANCELLED)
+        do_transition_rows(documents=pending, from_statuses=PENDING, to=DocumentStatus.CANCELLED)
     else:
         with transaction.atomic():
             enqueue_documents(
@@ -146,8 +147,11 @@ def _retry_or_fail(
         return
     if attempt + 1 >= settings.INGEST_SLICE_ATTEMPTS:
         message = f"Processing failed {attempt + 1} times: {error.__class__.__name__}: {error}"
-        Document.objects.filter(pk__in=pending).update(
-            status=DocumentStatus.FAILED, error=message[:2000]
+        do_transition_rows(
+            documents=Document.objects.filter(pk__in=pending),
+            from_statuses=PENDING,
+            to=DocumentStatus.FAILED,
+            error=message[:2000],
         )
         do_refresh_source_progress(source_id=source_id)
         return

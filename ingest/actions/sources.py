@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from ingest import blobs
 from ingest.actions.boilerplate import boilerplate_counters, do_requeue_stale_documents
+from ingest.actions.document_state import do_transition, do_transition_rows
 from ingest.actions.duplicates import do_release_duplicates, lock_content
 from ingest.actions.hooks import run_deletion_hooks  # callers import it from here too
 from ingest.dispatch import enqueue_documents
@@ -130,12 +131,12 @@ def do_add_file(*, source: Source, path: str, chunks: Iterable[bytes]) -> AddedD
             # Other content: no longer anybody's duplicate (ingest/actions/duplicates.py).
             document.duplicate_of = None
         document.blob, document.content_hash, document.size = blob.name, blob.sha256, blob.size
-        document.status, document.error = DocumentStatus.QUEUED, ""
-        document.save(
-            update_fields=[
-                "blob", "content_hash", "size", "status", "error", "duplicate_of", "updated_at",
-            ]
-        )  # fmt: skip
+        do_transition(
+            document=document,
+            to=DocumentStatus.QUEUED,
+            error="",
+            fields=("blob", "content_hash", "size", "duplicate_of"),
+        )
     return AddedDocument(document=document, changed=True)
 
 
@@ -242,8 +243,10 @@ def do_cancel_source(*, source: Source) -> Source:
     source = Source.objects.select_for_update().get(pk=source.pk)
     if source.status in {SourceStatus.DONE, SourceStatus.FAILED, SourceStatus.DELETING}:
         raise Conflict(f"The source is {source.status}; there is nothing to cancel.")
-    Document.objects.filter(source=source, status__in=PENDING).update(
-        status=DocumentStatus.CANCELLED
+    do_transition_rows(
+        documents=Document.objects.filter(source=source),
+        from_statuses=PENDING,
+        to=DocumentStatus.CANCELLED,
     )
     source.status = SourceStatus.CANCELLED
     source.finished_at = timezone.now()
@@ -255,9 +258,13 @@ def do_cancel_source(*, source: Source) -> Source:
 @transaction.atomic
 def do_retry_source(*, source: Source, enqueue: bool = True) -> int:
     """Re-run only failed (and cancelled) documents; returns how many were queued."""
-    retried = Document.objects.filter(
-        source=source, status__in=[DocumentStatus.FAILED, DocumentStatus.CANCELLED]
-    ).update(status=DocumentStatus.QUEUED, error="", processed_hash="")
+    retried = do_transition_rows(
+        documents=Document.objects.filter(source=source),
+        from_statuses=[DocumentStatus.FAILED, DocumentStatus.CANCELLED],
+        to=DocumentStatus.QUEUED,
+        error="",
+        processed_hash="",
+    )
     Source.objects.filter(pk=source.pk).update(status=SourceStatus.QUEUED)
     source.refresh_from_db()
     do_start_source(source=source, enqueue=enqueue)
@@ -270,12 +277,17 @@ def do_reingest_source(*, source: Source, enqueue: bool = True) -> int:
     that are not done, are queued; unchanged documents (duplicates among them) do no work
     at all."""
     settled = [DocumentStatus.DONE, DocumentStatus.DUPLICATE]
-    Document.objects.filter(source=source).exclude(status__in=settled).update(
-        status=DocumentStatus.QUEUED, error=""
+    do_transition_rows(
+        documents=Document.objects.filter(source=source),
+        from_statuses=[status for status in DocumentStatus if status not in settled],
+        to=DocumentStatus.QUEUED,
+        error="",
     )
-    Document.objects.filter(source=source, status__in=settled).exclude(
-        processed_hash=F("content_hash")
-    ).update(status=DocumentStatus.QUEUED)
+    do_transition_rows(
+        documents=Document.objects.filter(source=source).exclude(processed_hash=F("content_hash")),
+        from_statuses=settled,
+        to=DocumentStatus.QUEUED,
+    )
     Source.objects.filter(pk=source.pk).update(status=SourceStatus.QUEUED)
     source.refresh_from_db()
     return do_start_source(source=source, enqueue=enqueue)

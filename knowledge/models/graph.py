@@ -201,7 +201,7 @@ class Relation(WorkspaceScopedModel):
 
 # Active entities' name vectors: the shared HNSW index per dimension
 # (`entity_embedding_hnsw_<dim>`, WHERE state = 'active') and workspaces' own ones (the
-# `vector_indexes` upkeep job, knowledge/upkeep.py; ingest/actions/vector_indexes.py).
+# `vector_indexes` upkeep job, knowledge/hooks.py; ingest/actions/vector_indexes.py).
 ENTITY_VECTORS = VectorTable("knowledge_entity", "entity_embedding_hnsw", "state = 'active'")
 
 

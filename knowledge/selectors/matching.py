@@ -169,7 +169,7 @@ def _nearest_rows(
     # settings; its short answers are redone exactly below) and the active names of the
     # type, counted on its unique index up to the bound only.
     bound = settings.VECTOR_EXACT_MAX_ROWS
-    # A workspace's own index of its names (knowledge/upkeep.py) is walked with the longer
+    # A workspace's own index of its names (knowledge/hooks.py) is walked with the longer
     # candidate list its rows alone need (ingest/actions/vector_indexes.py).
     ef_search = walk_ef_search(
         ENTITY_VECTORS, workspace_id=workspace.pk, dimension=dim, shared=NEAREST_EF_SEARCH

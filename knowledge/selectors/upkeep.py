@@ -1,4 +1,4 @@
-"""Reads the scheduled upkeep jobs (knowledge/upkeep.py) decide by: how far a workspace's
+"""Reads the scheduled upkeep jobs (knowledge/hooks.py) decide by: how far a workspace's
 graph moved since its community map, which workspaces have merge suggestions the LLM has
 not judged, and what the LLM's review cost a workspace this month."""
 

@@ -9,8 +9,8 @@ from django.test import Client
 from django.utils import timezone
 
 from agents.actions import do_record_call
+from agents.hooks import prune_agent_calls
 from agents.models import AgentCall
-from agents.upkeep import prune_agent_calls
 from workspaces.actions.workspaces import do_create_workspace
 
 

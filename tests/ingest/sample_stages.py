@@ -1,8 +1,10 @@
-"""A pipeline stage the slice tests add through INGEST_PIPELINE_STAGES, as an app would."""
+"""Pipeline stages the slice and pipeline tests add through INGEST_PIPELINE_STAGES, as an
+app would."""
 
 from __future__ import annotations
 
-from ingest.models import Document
+from ingest.actions.pipeline import StageReport
+from ingest.models import Document, DocumentStatus
 from ingest.stages import group_prepared
 
 
@@ -43,3 +45,29 @@ def recorded_each(*, document: Document) -> None:
 @group_prepared(_record_group, wanted=lambda: False)
 def unwanted_group_step(*, document: Document) -> None:
     seen.append(("unwanted", document.pk, _statuses(document.pk)))
+
+
+def _report_group(*, document_ids: list[int]) -> StageReport:
+    embedded = sorted(
+        Document.objects.filter(pk__in=document_ids, status=DocumentStatus.EMBEDDED).values_list(
+            "pk", flat=True
+        )
+    )
+    return StageReport(
+        takes=DocumentStatus.EMBEDDED,
+        reaches=DocumentStatus.EXTRACTED,
+        done=tuple(embedded[1:]),
+        failed={embedded[0]: "Reported: the first one failed"} if embedded else {},
+    )
+
+
+@group_prepared(_report_group)
+def reporting(*, document: Document) -> StageReport | None:
+    """A stage of an app built on ingest, like extraction: it writes no document row but
+    reports; its group step fails the group's first document and finishes the others, and
+    a document on its own is finished."""
+    if document.status != DocumentStatus.EMBEDDED:
+        return None
+    return StageReport(
+        takes=DocumentStatus.EMBEDDED, reaches=DocumentStatus.EXTRACTED, done=(document.pk,)
+    )

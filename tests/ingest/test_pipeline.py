@@ -170,6 +170,26 @@ def test_retry_reruns_only_failed_documents(make_source, settings, embedder):
     )
 
 
+def test_a_stage_of_another_app_reports_and_the_pipeline_moves_its_documents(make_source, settings):
+    """Such a stage writes no document row (tests/ingest/sample_stages.py, `reporting`):
+    its group step's failure fails one document with its message, the others go on, and
+    a document on its own is taken through by the stage's report."""
+    settings.INGEST_PIPELINE_STAGES = [
+        *settings.INGEST_PIPELINE_STAGES,
+        "tests.ingest.sample_stages.reporting",
+    ]
+    group = make_source({f"{name}.md": f"# {name}\n\nAbout {name}.".encode() for name in "abc"})
+    assert start(group) == ["failed", "done", "done"]
+    first, *others = Document.objects.filter(source=group).order_by("pk")
+    assert (first.status, first.error) == (DocumentStatus.FAILED, "Reported: the first one failed")
+    assert [(d.status, d.error) for d in others] == [(DocumentStatus.DONE, "")] * 2
+    group.refresh_from_db()
+    assert (group.counters["failed"], group.counters["done"]) == (1, 2)
+
+    alone = make_source({"d.md": b"# d\n\nAbout d."}, name="alone")
+    assert start(alone) == ["done"]
+
+
 def test_cancel_stops_work_that_has_not_started(make_source):
     source = make_source({"a.md": sections(2), "b.md": sections(2)})
     do_start_source(source=source, enqueue=False)

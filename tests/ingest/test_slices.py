@@ -21,8 +21,8 @@ from ingest.actions.sources import (
     do_start_source,
 )
 from ingest.dispatch import INTERACTIVE_PRIORITY, PIPELINE_TASK, SLICE_PRIORITY, enqueue_documents
+from ingest.hooks import requeue_stranded_work
 from ingest.models import PENDING, Chunk, Document, DocumentStatus, Source
-from ingest.upkeep import requeue_stranded_work
 from tests.support import start_worker, stop_process, wait_for
 from tests.system.sample_tasks import sleep_for
 from workspaces.actions.workspaces import do_create_workspace, do_request_workspace_deletion

@@ -1,6 +1,6 @@
 """A workspace too large to compare exactly and too small a share of the database gets an
 HNSW index of its own chunk vectors and entity-name vectors (ingest/actions/
-vector_indexes.py), built by the `vector_indexes` upkeep job (knowledge/upkeep.py), which
+vector_indexes.py), built by the `vector_indexes` upkeep job (knowledge/hooks.py), which
 its searches then walk instead of the shared indexes.
 
 Sizes are scaled down with VECTOR_EXACT_MAX_ROWS (10,000 in production, 40 here). The
@@ -23,11 +23,11 @@ from ingest.actions.vector_indexes import do_create_workspace_vector_index
 from ingest.models import Chunk
 from ingest.selectors import vector_indexes
 from ingest.vector_tables import CHUNK_VECTORS
+from knowledge.hooks import maintain_vector_indexes
 from knowledge.models import ENTITY_VECTORS, Entity, EntityType
 from knowledge.retrieval.signals.vector import vector_signals
 from knowledge.retrieval.types import QueryVector
 from knowledge.selectors.matching import nearest_by_embedding
-from knowledge.upkeep import maintain_vector_indexes
 from tests.vector_rows import fill_vectors
 from workspaces.actions.workspaces import (
     do_create_workspace,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from ingest.actions.activity import ActivityCounter
-from ingest.actions.pipeline import StageFailed
+from ingest.actions.pipeline import StageFailed, StageReport
 from ingest.models import Document, DocumentStatus, Source
 from knowledge.actions.extraction.budget import add_counts, known_only, source_budget
 from knowledge.actions.extraction.materialize import Materializer
@@ -128,15 +128,15 @@ def _failed_documents(
     }
 
 
-def _extract_stage_documents(document_ids: list[int]) -> dict[int, str]:
+def _extract_stage_documents(document_ids: list[int]) -> StageReport:
     """Extract the documents of the group that are embedded: each that one of its windows
-    failed for fails alone, with that error (returned by document id); the others are
-    extracted."""
+    failed for fails alone, with that error; the others are extracted. The pipeline moves
+    them (the report); this writes no document row."""
     documents = list(
         Document.objects.filter(pk__in=document_ids, status=DocumentStatus.EMBEDDED).order_by("pk")
     )
     if not documents:
-        return {}
+        return _stage_report()
     activity = _WindowActivity(documents)
     try:
         report = do_extract_documents(
@@ -149,15 +149,20 @@ def _extract_stage_documents(document_ids: list[int]) -> dict[int, str]:
         Source.objects.filter(pk__in={d.source_id for d in documents}).update(warning=warning)
         report = ExtractionReport()
     errors = {pk: f"Extraction failed: {error}"[:2000] for pk, error in report.failed.items()}
-    for pk, message in errors.items():
-        Document.objects.filter(pk=pk, status=DocumentStatus.EMBEDDED).update(
-            status=DocumentStatus.FAILED, error=message
-        )
-    Document.objects.filter(
-        pk__in=[d.pk for d in documents if d.pk not in errors], status=DocumentStatus.EMBEDDED
-    ).update(status=DocumentStatus.EXTRACTED)
-    _clear_recovered_failures({d.source_id for d in documents if d.pk not in errors})
-    return errors
+    failing = {d.source_id for d in documents if d.pk in errors}
+    _clear_recovered_failures({d.source_id for d in documents if d.pk not in errors} - failing)
+    return _stage_report(done=tuple(d.pk for d in documents if d.pk not in errors), failed=errors)
+
+
+def _stage_report(done: tuple[int, ...] = (), failed: dict[int, str] | None = None) -> StageReport:
+    """What the extract stage did, for the pipeline to record: embedded documents are
+    extracted or failed."""
+    return StageReport(
+        takes=DocumentStatus.EMBEDDED,
+        reaches=DocumentStatus.EXTRACTED,
+        done=done,
+        failed=failed or {},
+    )
 
 
 class _WindowActivity:
@@ -186,7 +191,8 @@ class _WindowActivity:
 
 def _clear_recovered_failures(source_ids: set[int]) -> None:
     """A source's account says its extraction failed while a document of it is failed;
-    once none is (a retry extracted them), it runs on again."""
+    once none is (a retry extracted them), it runs on again. The caller leaves out the
+    sources of documents failing now (the pipeline records their failure after)."""
     for source_id in source_ids:
         if not Document.objects.filter(source_id=source_id, status=DocumentStatus.FAILED).exists():
             SourceExtraction.objects.filter(
@@ -194,19 +200,21 @@ def _clear_recovered_failures(source_ids: set[int]) -> None:
             ).update(status=ExtractionStatus.RUNNING, message="")
 
 
-def extract_group(*, document_ids: list[int]) -> None:
+def extract_group(*, document_ids: list[int]) -> StageReport:
     """The group step of the extract stage: all windows of the group go out together; a
-    document whose window failed fails alone (the pipeline then leaves it be)."""
-    _extract_stage_documents(document_ids)
+    document whose window failed fails alone (reported: the pipeline fails it, then leaves
+    it be)."""
+    return _extract_stage_documents(document_ids)
 
 
-def extract_document(*, document: Document) -> None:
+def extract_document(*, document: Document) -> StageReport | None:
+    """The extract stage of one embedded document: reported extracted, or StageFailed."""
     if document.status != DocumentStatus.EMBEDDED:
-        return
-    errors = _extract_stage_documents([document.pk])
-    document.refresh_from_db(fields=["status", "error"])
-    if document.pk in errors:
-        raise StageFailed(errors[document.pk])
+        return None
+    report = _extract_stage_documents([document.pk])
+    if document.pk in report.failed:
+        raise StageFailed(report.failed[document.pk])
+    return report
 
 
 def do_extract_source(

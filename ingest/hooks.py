@@ -1,30 +1,74 @@
-"""The scheduled upkeep jobs of the ingest app (UPKEEP_JOBS; system/upkeep.py): no source's
-work is left waiting with nothing queued to do it (`stranded_work`), and workspaces large
-enough get vector indexes of their own (`vector_indexes`).
+"""What the ingest app plugs into the seams of the apps below it, all in one place: each
+function here is named by a dotted path in settings (config/settings/base.py), which the
+lower app loads lazily, never importing ingest.
 
-Slices hand their rest on, retry what failed outright and are handed back by a stopping
-worker or by the heartbeat check (ingest/actions/slices.py, system/worker.py). What is left
-is what none of those can see: a task that failed before its slice began (the database went
-away between the claim and the first query), one removed from the queue by hand, a queue
-restored from an older backup. This job finds running sources with documents or pages
-waiting and no task of theirs queued or running, and queues their work again.
+- WORKSPACE_DELETION_HOOKS: `purge_workspace`, the app's rows and blobs when a workspace
+  is deleted (workspaces/actions/workspaces.py).
+- UPKEEP_JOBS (system/upkeep.py): `requeue_stranded_work` (`stranded_work`: no source's
+  work is left waiting with nothing queued to do it) and `maintain_vector_indexes`
+  (`vector_indexes`, run by knowledge's job for both tables: workspaces large enough get
+  vector indexes of their own).
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 
 from django.conf import settings
 
+from ingest import blobs
 from ingest.actions.slices import do_requeue_stranded_work
-from ingest.actions.vector_indexes import do_create_workspace_vector_index, do_drop_vector_index
+from ingest.actions.vector_indexes import (
+    do_create_workspace_vector_index,
+    do_drop_vector_index,
+    do_drop_workspace_vector_indexes,
+)
+from ingest.models import Document
 from ingest.selectors import vector_indexes, vector_rows_by_workspace, vector_rows_of_dimension
 from ingest.vector_tables import CHUNK_VECTORS, VectorTable
 from system import slices
 from system.upkeep import JobOutcome
+from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
+
+# --- workspace deletion (WORKSPACE_DELETION_HOOKS) -----------------------------------------
+
+
+def purge_workspace(
+    *, workspace_id: int, batch_size: int, progress: DeletionProgress | None = None
+) -> None:
+    """Delete the workspace's sources, documents and chunks in batches (children first),
+    then its blobs: the files its documents named, and its blob directory with whatever an
+    interrupted run or upload left there. Blobs are stored per workspace
+    (`blobs/<workspace id>/`), so no other workspace loses a file. Last, the workspace's
+    own chunk vector index, if it had one (ingest/actions/vector_indexes.py)."""
+    names = set(
+        Document.objects.filter(workspace_id=workspace_id)
+        .exclude(blob="")
+        .values_list("blob", flat=True)
+    )
+    purge_workspace_rows(
+        workspace_id=workspace_id,
+        models=tenant_models("ingest"),
+        batch_size=batch_size,
+        progress=progress,
+    )
+    blobs.delete_blobs(names)
+    shutil.rmtree(blobs.blob_path(f"blobs/{workspace_id}"), ignore_errors=True)
+    do_drop_workspace_vector_indexes(workspace_id=workspace_id)
+
+
+# --- scheduled upkeep (UPKEEP_JOBS) --------------------------------------------------------
 
 
 def requeue_stranded_work() -> JobOutcome:
+    """Slices hand their rest on, retry what failed outright and are handed back by a
+    stopping worker or by the heartbeat check (ingest/actions/slices.py, system/worker.py).
+    What is left is what none of those can see: a task that failed before its slice began
+    (the database went away between the claim and the first query), one removed from the
+    queue by hand, a queue restored from an older backup. This finds running sources with
+    documents or pages waiting and no task of theirs queued or running, and queues their
+    work again."""
     requeued = do_requeue_stranded_work()
     if not requeued:
         return JobOutcome.ok("no waiting work without a task")
@@ -42,7 +86,7 @@ def maintain_vector_indexes(tables: Sequence[VectorTable] = (CHUNK_VECTORS,)) ->
     shrunk to half the bound, and rebuild any a stopped build left invalid or that was built
     with another VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION
     (ingest/actions/vector_indexes.py). A worker's stop ends the run between builds. The
-    `vector_indexes` job runs it for chunks and entity names (knowledge/upkeep.py)."""
+    `vector_indexes` job runs it for chunks and entity names (knowledge/hooks.py)."""
     max_share = settings.VECTOR_WORKSPACE_INDEX_MAX_SHARE
     if max_share <= 0:
         return _drop_all(tables)

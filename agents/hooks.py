@@ -1,5 +1,10 @@
-"""The scheduled upkeep job of the agents app (UPKEEP_JOBS in config/settings/base.py; the
-workers run it, system/upkeep.py): the MCP call log kept to AGENT_CALLS_KEEP_DAYS days."""
+"""What the agents app plugs into the seams of the apps below it: each function here is
+named by a dotted path in settings (config/settings/base.py), which the lower app loads
+lazily, never importing agents.
+
+- UPKEEP_JOBS (system/upkeep.py): `prune_agent_calls` (`agent_calls`), the MCP call log
+  kept to AGENT_CALLS_KEEP_DAYS days.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The knowledge app's scheduled upkeep jobs (knowledge/upkeep.py), called in process: when
+"""The knowledge app's scheduled upkeep jobs (knowledge/hooks.py), called in process: when
 communities are recomputed, the LLM's review within its budget or skipped without an LLM,
 entity vectors filled in, and the prune report that deletes nothing."""
 
@@ -13,14 +13,14 @@ from django_tasks_db.models import DBTaskResult
 
 from ingest.models import Chunk
 from knowledge.actions.communities import COMPUTE_TASK, do_compute_communities
-from knowledge.models import Entity, LlmCall, MergeSuggestion
-from knowledge.upkeep import (
+from knowledge.hooks import (
     backfill_entity_vectors,
     changed_enough,
     prune_report,
     recompute_communities,
     review_merge_suggestions,
 )
+from knowledge.models import Entity, LlmCall, MergeSuggestion
 from tests.knowledge.community_data import Planted, two_cliques
 from tests.knowledge.graph_data import make_graph
 from tests.llm_server import Reply

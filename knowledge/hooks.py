@@ -1,22 +1,33 @@
-"""The scheduled upkeep jobs of the knowledge app (UPKEEP_JOBS in config/settings/base.py;
-the workers run them, system/upkeep.py): what used to wait for someone to run a command.
+"""What the knowledge app plugs into the seams of the apps below it, all in one place:
+each function here is named by a dotted path in settings (config/settings/base.py), which
+the lower app loads lazily, never importing knowledge. Its pipeline stages are in
+knowledge/stages.py.
 
-Each goes over every workspace, returns a `JobOutcome` whose message counts (it is public:
-/api/v1/health) and whose details name the workspaces (the staff status page), and carries
-on past a workspace that fails, reporting the run failed at the end.
+- INGEST_DELETION_HOOKS: `forget_chunks` takes back the evidence of chunks before the
+  ingest app deletes them; INGEST_CHUNK_MOVE_HOOKS: `chunks_moved` refreshes what derives
+  from its chunks' documents after chunks moved to another one.
+- WORKSPACE_DELETION_HOOKS: `purge_workspace`, the app's rows and graph projections.
+- HEALTH_COUNTS (system/selectors.py): `vector_counts`; METRICS_COLLECTORS
+  (system/metrics.py): `llm_usage_metrics`.
+- UPKEEP_JOBS (system/upkeep.py): what used to wait for someone to run a command. Each job
+  goes over every workspace, returns a `JobOutcome` whose message counts (it is public:
+  /api/v1/health) and whose details name the workspaces (the staff status page), and
+  carries on past a workspace that fails, reporting the run failed at the end.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from prometheus_client.core import Metric
 
-from ingest import upkeep as ingest_upkeep
+from ingest import hooks as ingest_hooks
+from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
 from ingest.embeddings import EmbeddingUnavailable, get_embedder
 from ingest.vector_tables import CHUNK_VECTORS
 from knowledge.actions.communities import do_request_communities
@@ -24,9 +35,13 @@ from knowledge.actions.embeddings import (
     do_backfill_entity_embeddings,
     do_ensure_entity_vector_index,
 )
+from knowledge.actions.evidence import do_forget_chunks, do_refresh_moved_chunks
 from knowledge.actions.maintenance import do_prune, parse_age
 from knowledge.actions.review import do_review_suggestions_with_llm
+from knowledge.graph import get_graph_backend
+from knowledge.graph.sync import projection_aliases
 from knowledge.models import ENTITY_VECTORS
+from knowledge.selectors import llm_usage, vectors
 from knowledge.selectors.community_map import computation_pending, last_run
 from knowledge.selectors.upkeep import (
     graph_changes_since,
@@ -36,9 +51,60 @@ from knowledge.selectors.upkeep import (
 from knowledge.selectors.vectors import get_entities_needing_vectors
 from system.llm.availability import extraction_uses_llm
 from system.upkeep import JobOutcome
+from workspaces.actions.workspaces import DeletionProgress, purge_workspace_rows, tenant_models
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
+
+# --- chunks deleted or moved by ingest (INGEST_DELETION_HOOKS, INGEST_CHUNK_MOVE_HOOKS) ----
+
+
+def forget_chunks(*, chunk_ids: list[int]) -> None:
+    do_forget_chunks(chunk_ids=chunk_ids)
+
+
+def chunks_moved(*, chunk_ids: list[int]) -> None:
+    do_refresh_moved_chunks(chunk_ids=chunk_ids)
+
+
+# --- workspace deletion (WORKSPACE_DELETION_HOOKS) -----------------------------------------
+
+
+def purge_workspace(
+    *, workspace_id: int, batch_size: int, progress: DeletionProgress | None = None
+) -> None:
+    """Delete the workspace's knowledge rows in batches, children first (evidence and
+    mentions, relations, entities, and the types their PROTECTed foreign keys hold last),
+    then clear its graph projections, after the rows: a write-through that slipped in
+    meanwhile finds nothing left to push. A projection that cannot be cleared raises: the
+    deletion stops there and the next run (resumable) clears it. Last, the workspace's own
+    name vector index, if it had one."""
+    purge_workspace_rows(
+        workspace_id=workspace_id,
+        models=tenant_models("knowledge"),
+        batch_size=batch_size,
+        progress=progress,
+    )
+    for alias in projection_aliases():
+        get_graph_backend(alias).clear_workspace(workspace_id=workspace_id)
+    do_drop_workspace_vector_indexes(workspace_id=workspace_id, vectors=ENTITY_VECTORS)
+
+
+# --- health and metrics (HEALTH_COUNTS, METRICS_COLLECTORS) --------------------------------
+
+
+def vector_counts() -> dict[str, int]:
+    """Entities of every workspace without a name vector, and with one from another model
+    than the configured one: what `manage.py backfill_embeddings` still has to compute."""
+    return vectors.vector_counts()
+
+
+def llm_usage_metrics() -> Iterator[Metric]:
+    """LLM calls, tokens and cost by purpose, counted from LlmCall rows at scrape time."""
+    return llm_usage.llm_usage_metrics()
+
+
+# --- scheduled upkeep (UPKEEP_JOBS) --------------------------------------------------------
 
 
 def _over_workspaces(
@@ -172,7 +238,7 @@ def backfill_entity_vectors() -> JobOutcome:
     return _finish(message, details, failed)
 
 
-# --- the weekly prune report -----------------------------------------------------------------
+# --- the weekly prune report ---------------------------------------------------------------
 
 
 def prune_report() -> JobOutcome:
@@ -201,7 +267,7 @@ def prune_report() -> JobOutcome:
 
 
 def maintain_vector_indexes() -> JobOutcome:
-    """Workspace indexes of chunk and entity-name vectors (ingest/upkeep.py's rules for
+    """Workspace indexes of chunk and entity-name vectors (ingest/hooks.py's rules for
     both tables: a workspace above VECTOR_EXACT_MAX_ROWS rows and at most
     VECTOR_WORKSPACE_INDEX_MAX_SHARE of the table gets an HNSW index of its own rows)."""
-    return ingest_upkeep.maintain_vector_indexes((CHUNK_VECTORS, ENTITY_VECTORS))
+    return ingest_hooks.maintain_vector_indexes((CHUNK_VECTORS, ENTITY_VECTORS))
