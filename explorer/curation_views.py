@@ -46,7 +46,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
@@ -54,7 +54,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from explorer.graph_views import PANEL_EVIDENCE, document_link, render_entity_panel
 from explorer.snippets import highlighted
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from knowledge.actions.curation import (
     default_survivor,
     do_accept_suggestion,
@@ -130,8 +130,8 @@ class Change:
     undo_kind: str = "merge"
 
 
-def _workspace(request: HttpRequest) -> Workspace:
-    return request.membership.workspace  # type: ignore[attr-defined]
+def _workspace(request: WorkspaceRequest) -> Workspace:
+    return request.membership.workspace
 
 
 def _entity_or_404(workspace: Workspace, entity_id: int) -> Entity:
@@ -141,16 +141,16 @@ def _entity_or_404(workspace: Workspace, entity_id: int) -> Entity:
         raise Http404(exc.message) from None
 
 
-def _posted_id(request: HttpRequest, name: str, message: str) -> int:
+def _posted_id(request: WorkspaceRequest, name: str, message: str) -> int:
     try:
         return int(request.POST.get(name, ""))
     except ValueError:
         raise InvalidInput(message) from None
 
 
-def _status(request: HttpRequest, outcome: Outcome | None) -> int:
+def _status(request: WorkspaceRequest, outcome: Outcome | None) -> int:
     """200 for htmx (which would not swap a 4xx answer: see the module docstring)."""
-    if outcome is None or not outcome.error or request.htmx:  # type: ignore[attr-defined]
+    if outcome is None or not outcome.error or request.htmx:
         return 200
     return outcome.status
 
@@ -167,7 +167,7 @@ def _highlighted(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def controls_context(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     entity_id: int,
     *,
     outcome: Outcome | None = None,
@@ -218,7 +218,7 @@ def controls_context(
 
 
 def _panel(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     entity_id: int,
     *,
     outcome: Outcome | None = None,
@@ -226,9 +226,7 @@ def _panel(
     change: Change | None = None,
 ) -> HttpResponse:
     """The refreshed entity panel with the controls (and `outcome`) in it."""
-    request.curation_panel = controls_context(  # type: ignore[attr-defined]
-        request, entity_id, outcome=outcome, values=values
-    )
+    request.curation_panel = controls_context(request, entity_id, outcome=outcome, values=values)
     response = render_entity_panel(request, entity_id, status=_status(request, outcome))
     if change is not None:
         response["HX-Trigger"] = _graph_changed(change.focus, change.removed)
@@ -236,7 +234,7 @@ def _panel(
 
 
 def _perform(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     entity_id: int,
     control: str,
     act: Callable[[Workspace, Any], Change],
@@ -261,7 +259,7 @@ def _perform(
 
 @workspace_page(role=Role.EDITOR)
 @require_GET
-def controls(request: HttpRequest, entity_id: int) -> HttpResponse:
+def controls(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The controls alone: loaded by the panel the graph screen opens, and "Cancel"."""
     _entity_or_404(_workspace(request), entity_id)
     return render(
@@ -273,7 +271,7 @@ def controls(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_GET
-def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
+def merge_targets(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The typeahead of the merge and add-a-relation controls (`for=relation`): active
     entities any word of whose name or aliases
     starts like `q` (one typo forgiven; best matches first, then the most connected), or,
@@ -298,7 +296,7 @@ def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def rename(request: HttpRequest, entity_id: int) -> HttpResponse:
+def rename(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     name = request.POST.get("name", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -310,7 +308,7 @@ def rename(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def retype(request: HttpRequest, entity_id: int) -> HttpResponse:
+def retype(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     type_name = request.POST.get("type", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -324,7 +322,7 @@ def retype(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def alias_add(request: HttpRequest, entity_id: int) -> HttpResponse:
+def alias_add(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     name = request.POST.get("alias", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -336,7 +334,7 @@ def alias_add(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def alias_remove(request: HttpRequest, entity_id: int) -> HttpResponse:
+def alias_remove(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     name = request.POST.get("alias", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -348,7 +346,7 @@ def alias_remove(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def merge(request: HttpRequest, entity_id: int) -> HttpResponse:
+def merge(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Merge this entity and the one chosen in the typeahead; `keep` says which stays
     ("this" by default, or "target"). The panel then shows the one that stayed."""
     keep = request.POST.get("keep", "this")
@@ -367,7 +365,7 @@ def merge(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def unmerge(request: HttpRequest, entity_id: int) -> HttpResponse:
+def unmerge(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Undo a merge named by its event (from the history, or the "Undo merge" button)."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -380,7 +378,7 @@ def unmerge(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def undo_event(request: HttpRequest, entity_id: int) -> HttpResponse:
+def undo_event(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The history's Undo of any other decision about the entity (knowledge/actions/undo.py):
     refused next to the history, naming the later event that still stands on it."""
 
@@ -394,7 +392,7 @@ def undo_event(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_http_methods(["GET", "POST"])
-def delete(request: HttpRequest, entity_id: int) -> HttpResponse:
+def delete(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """GET asks (the controls with a confirmation in place of the delete button); POST
     deletes, as Django's admin does."""
     workspace = _workspace(request)
@@ -412,7 +410,7 @@ def delete(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def restore(request: HttpRequest, entity_id: int) -> HttpResponse:
+def restore(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> Change:
         event = do_restore_entity(workspace=workspace, entity_id=entity_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
@@ -422,7 +420,7 @@ def restore(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def split(request: HttpRequest, entity_id: int) -> HttpResponse:
+def split(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Move the chosen mentions to a new entity; the panel stays on this one (the message
     names the new one, and the graph page is told to redraw)."""
     name = request.POST.get("name", "")
@@ -449,7 +447,7 @@ def split(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_add(request: HttpRequest, entity_id: int) -> HttpResponse:
+def relation_add(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Add a relation by hand between this entity and the one chosen in the typeahead
     (`direction` "out": this one is the source, "in": the target)."""
     post = request.POST
@@ -472,7 +470,7 @@ def relation_add(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_undo_for_entity(request: HttpRequest, entity_id: int) -> HttpResponse:
+def relation_undo_for_entity(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The entity panel's Undo of a relation it added."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -487,7 +485,7 @@ def relation_undo_for_entity(request: HttpRequest, entity_id: int) -> HttpRespon
 
 
 def relation_controls_context(
-    request: HttpRequest, relation: dict[str, Any], *, outcome: Outcome | None = None,
+    request: WorkspaceRequest, relation: dict[str, Any], *, outcome: Outcome | None = None,
     values: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """What the relation controls show: the relation, the types it may take, its history
@@ -524,7 +522,7 @@ def _entity_url(workspace: Workspace, entity_id: int) -> str:
 
 
 def _relation_panel(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     relation_id: int,
     *,
     outcome: Outcome | None = None,
@@ -541,7 +539,7 @@ def _relation_panel(
                                row.get("char_end"))}
         for row in relation["evidence"]
     ]  # fmt: skip
-    request.curation_relation = relation_controls_context(  # type: ignore[attr-defined]
+    request.curation_relation = relation_controls_context(
         request, relation, outcome=outcome, values=values
     )
     template = "explorer/graph/relation_panel.html"
@@ -553,7 +551,7 @@ def _relation_panel(
 
 
 def _perform_on_relation(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     relation_id: int,
     control: str,
     act: Callable[[Workspace, Any], CurationEvent],
@@ -583,7 +581,7 @@ def _perform_on_relation(
 
 @workspace_page(role=Role.EDITOR)
 @require_GET
-def relation_controls(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_controls(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     """The controls alone: loaded by the relation panel the graph screen opens."""
     relation = _relation_or_404(_workspace(request), relation_id)
     return render(
@@ -595,7 +593,7 @@ def relation_controls(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_delete(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_delete(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
         return do_delete_relation(workspace=workspace, relation_id=relation_id, actor=actor)
 
@@ -604,7 +602,7 @@ def relation_delete(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_retype(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_retype(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     type_name = request.POST.get("type", "")
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
@@ -617,7 +615,7 @@ def relation_retype(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_reverse(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_reverse(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
         return do_reverse_relation(workspace=workspace, relation_id=relation_id, actor=actor)
 
@@ -626,7 +624,7 @@ def relation_reverse(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_edit(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_edit(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     description = request.POST.get("description", "")
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
@@ -640,7 +638,7 @@ def relation_edit(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_undo(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_undo(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
         event_id = _posted_id(request, "event", "Say which change to undo.")
         return do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
@@ -658,7 +656,7 @@ def _side(workspace: Workspace, entity: Entity) -> dict[str, Any]:
 
 @workspace_page(role=Role.EDITOR)
 @require_GET
-def review(request: HttpRequest) -> HttpResponse:
+def review(request: WorkspaceRequest) -> HttpResponse:
     """Open merge suggestions, most likely first: both entities side by side with their
     evidence, the reasons and the score, and accept / reject."""
     workspace = _workspace(request)
@@ -681,7 +679,7 @@ def review(request: HttpRequest) -> HttpResponse:
 
 
 def _decided(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     suggestion_id: int,
     act: Callable[[Workspace, Any], CurationEvent],
     *,
@@ -696,13 +694,13 @@ def _decided(
         raise Http404(exc.message) from None
     except DomainError as exc:
         outcome = Outcome("review", exc.message, error=True, status=exc.status)
-        if not request.htmx:  # type: ignore[attr-defined]
+        if not request.htmx:
             messages.error(request, exc.message)
             return redirect("explorer:review")
         return _card(request, suggestion_id, outcome)
     merge = event.action in {CurationAction.MERGE, CurationAction.AUTO_MERGE}
     outcome = Outcome("review", event.summary, undo_event=event.pk if undoable and merge else None)
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         messages.success(request, event.summary)
         return redirect("explorer:review")
     response = _card(request, suggestion_id, outcome)
@@ -714,7 +712,7 @@ def _decided(
     return response
 
 
-def _card(request: HttpRequest, suggestion_id: int, outcome: Outcome) -> HttpResponse:
+def _card(request: WorkspaceRequest, suggestion_id: int, outcome: Outcome) -> HttpResponse:
     return render(
         request,
         "explorer/curation/review.html#decided",
@@ -725,7 +723,7 @@ def _card(request: HttpRequest, suggestion_id: int, outcome: Outcome) -> HttpRes
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def review_accept(request: HttpRequest, suggestion_id: int) -> HttpResponse:
+def review_accept(request: WorkspaceRequest, suggestion_id: int) -> HttpResponse:
     """Merge the pair; `into` (one of the two) is the entity that stays."""
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
@@ -743,7 +741,7 @@ def review_accept(request: HttpRequest, suggestion_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def review_reject(request: HttpRequest, suggestion_id: int) -> HttpResponse:
+def review_reject(request: WorkspaceRequest, suggestion_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
         return do_reject_suggestion(workspace=workspace, suggestion_id=suggestion_id, actor=actor)
 
@@ -752,7 +750,7 @@ def review_reject(request: HttpRequest, suggestion_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def review_undo(request: HttpRequest, suggestion_id: int) -> HttpResponse:
+def review_undo(request: WorkspaceRequest, suggestion_id: int) -> HttpResponse:
     """Undo the merge an accepted suggestion made (the pair is then kept apart)."""
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:

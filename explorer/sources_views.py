@@ -21,14 +21,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
 from explorer.sources_forms import CrawlForm, UploadCheck, check_uploads, split_tags
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from ingest.actions.crawl import do_create_crawl, do_rerun_source
 from ingest.actions.sources import (
     do_cancel_source,
@@ -161,27 +161,27 @@ class UploadResult:
 # --- Helpers ---------------------------------------------------------------------------
 
 
-def _ws(request: HttpRequest) -> str:
-    return str(request.membership.workspace.slug)  # type: ignore[attr-defined]
+def _ws(request: WorkspaceRequest) -> str:
+    return str(request.membership.workspace.slug)
 
 
-def _query(request: HttpRequest, **params: object) -> str:
+def _query(request: WorkspaceRequest, **params: object) -> str:
     """The query string of a URL for this workspace: `ws` plus the non-empty `params`."""
     return urlencode({"ws": _ws(request), **{k: v for k, v in params.items() if v}})
 
 
-def _url(request: HttpRequest, name: str, *args: object, **params: object) -> str:
+def _url(request: WorkspaceRequest, name: str, *args: object, **params: object) -> str:
     return f"{reverse(name, args=args)}?{_query(request, **params)}"
 
 
-def _source_or_404(request: HttpRequest, source_id: int) -> Source:
+def _source_or_404(request: WorkspaceRequest, source_id: int) -> Source:
     try:
-        return get_source_for_workspace(request.membership.workspace, source_id)  # type: ignore[attr-defined]
+        return get_source_for_workspace(request.membership.workspace, source_id)
     except NotFound as exc:
         raise Http404(exc.message) from None
 
 
-def _page_number(request: HttpRequest, name: str) -> str:
+def _page_number(request: WorkspaceRequest, name: str) -> str:
     value = request.GET.get(name, "1")
     return value if value.isdigit() else "1"
 
@@ -189,7 +189,7 @@ def _page_number(request: HttpRequest, name: str) -> str:
 # --- The list (home page) ------------------------------------------------------------
 
 
-def _form_context(request: HttpRequest) -> dict[str, Any]:
+def _form_context(request: WorkspaceRequest) -> dict[str, Any]:
     """What the upload and crawl partials need besides their own state."""
     return {
         "ws_query": _query(request),
@@ -197,8 +197,8 @@ def _form_context(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def _list_context(request: HttpRequest) -> dict[str, Any]:
-    workspace = request.membership.workspace  # type: ignore[attr-defined]
+def _list_context(request: WorkspaceRequest) -> dict[str, Any]:
+    workspace = request.membership.workspace
     sources = get_sources(workspace).select_related("extraction")
     page: Page[Source] = Paginator(sources, SOURCES_PER_PAGE).get_page(
         _page_number(request, "page")
@@ -218,7 +218,7 @@ def _list_context(request: HttpRequest) -> dict[str, Any]:
 
 
 def _list_page(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     *,
     upload: UploadResult | None = None,
     crawl_form: CrawlForm | None = None,
@@ -235,16 +235,16 @@ def _list_page(
 
 @require_safe
 @workspace_page()
-def source_list(request: HttpRequest) -> HttpResponse:
+def source_list(request: WorkspaceRequest) -> HttpResponse:
     """The workspace's sources, newest first; the htmx poll gets the table alone."""
-    if request.htmx and request.htmx.target == "source-list":  # type: ignore[attr-defined]
+    if request.htmx and request.htmx.target == "source-list":
         return render(request, "explorer/sources/list.html#source-table", _list_context(request))
     return _list_page(request)
 
 
 @require_POST
 @workspace_page(role=Role.EDITOR)
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: WorkspaceRequest) -> HttpResponse:
     """One or more files (a drop or the file input) become one new upload source; files
     that cannot be taken are named with the reason, and the others are taken anyway."""
     files = request.FILES.getlist("files")
@@ -253,18 +253,18 @@ def upload(request: HttpRequest) -> HttpResponse:
     if check.accepted and not check.refused:
         try:
             source, _added = do_create_upload_source(
-                workspace=request.membership.workspace,  # type: ignore[attr-defined]
+                workspace=request.membership.workspace,
                 files=[(f.name or "upload", f.chunks()) for f in check.accepted],
                 name=request.POST.get("name", ""),
                 tags=split_tags(request.POST.get("tags", "")),
-                created_by=request.user,  # type: ignore[arg-type]
+                created_by=request.user,
             )
         except DomainError as exc:
             check.refused = exc.message
     result = UploadResult(
         source=source, accepted=[f.name or "upload" for f in check.accepted], check=check
     )
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         context = {**_form_context(request), "upload": result}
         response = render(request, "explorer/sources/list.html#upload-panel", context)
         if source is not None:
@@ -286,7 +286,7 @@ def _uploaded_message(result: UploadResult) -> str:
 
 @require_POST
 @workspace_page(role=Role.EDITOR)
-def crawl(request: HttpRequest) -> HttpResponse:
+def crawl(request: WorkspaceRequest) -> HttpResponse:
     """Start a crawl (as the API's crawl creation does) and go to its page to watch it;
     a refused request comes back as the form with each problem next to its field."""
     form = CrawlForm(request.POST)
@@ -294,7 +294,7 @@ def crawl(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             source = do_create_crawl(
-                workspace=request.membership.workspace,  # type: ignore[attr-defined]
+                workspace=request.membership.workspace,
                 **form.crawl_request(),
                 name=data["name"],
                 tags=split_tags(data["tags"]),
@@ -304,10 +304,10 @@ def crawl(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             detail = _url(request, "explorer:source_detail", source.pk)
-            if request.htmx:  # type: ignore[attr-defined]
+            if request.htmx:
                 return HttpResponseClientRedirect(detail)
             return redirect(detail)
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         return render(
             request,
             "explorer/sources/list.html#crawl-form",
@@ -320,8 +320,8 @@ def crawl(request: HttpRequest) -> HttpResponse:
 # --- One source ----------------------------------------------------------------------
 
 
-def _detail_context(request: HttpRequest, source: Source) -> dict[str, Any]:
-    workspace = request.membership.workspace  # type: ignore[attr-defined]
+def _detail_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
+    workspace = request.membership.workspace
     documents: Page[Document] = Paginator(get_documents(source), ROWS_PER_PAGE).get_page(
         _page_number(request, "docs")
     )
@@ -358,16 +358,16 @@ def _detail_context(request: HttpRequest, source: Source) -> dict[str, Any]:
 
 @require_safe
 @workspace_page()
-def source_detail(request: HttpRequest, source_id: int) -> HttpResponse:
+def source_detail(request: WorkspaceRequest, source_id: int) -> HttpResponse:
     """A source: progress, extraction, documents and their errors, and a crawl's pages."""
     source = _source_or_404(request, source_id)
     context = _detail_context(request, source)
-    if request.htmx and request.htmx.target == "source-body":  # type: ignore[attr-defined]
+    if request.htmx and request.htmx.target == "source-body":
         return render(request, "explorer/sources/detail.html#source-body", context)
     return render(request, "explorer/sources/detail.html", {**context, "nav": "sources"})
 
 
-def _run_action(request: HttpRequest, source_id: int, act: Any) -> HttpResponse:
+def _run_action(request: WorkspaceRequest, source_id: int, act: Any) -> HttpResponse:
     """Call one source action, tell the person what it did (or why not), and go back."""
     source = _source_or_404(request, source_id)
     try:
@@ -379,7 +379,7 @@ def _run_action(request: HttpRequest, source_id: int, act: Any) -> HttpResponse:
 
 @require_POST
 @workspace_page(role=Role.EDITOR)
-def cancel_source(request: HttpRequest, source_id: int) -> HttpResponse:
+def cancel_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
     def act(source: Source) -> str:
         do_cancel_source(source=source)
         return "Cancelled: queued work will not be done; work in progress stops after its step."
@@ -389,7 +389,7 @@ def cancel_source(request: HttpRequest, source_id: int) -> HttpResponse:
 
 @require_POST
 @workspace_page(role=Role.EDITOR)
-def retry_source(request: HttpRequest, source_id: int) -> HttpResponse:
+def retry_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
     def act(source: Source) -> str:
         queued = do_retry_source(source=source)
         return f"Retrying {_count(queued, 'document')} that failed or were cancelled."
@@ -399,7 +399,7 @@ def retry_source(request: HttpRequest, source_id: int) -> HttpResponse:
 
 @require_POST
 @workspace_page(role=Role.EDITOR)
-def reingest_source(request: HttpRequest, source_id: int) -> HttpResponse:
+def reingest_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
     def act(source: Source) -> str:
         queued = do_rerun_source(source=source)
         if source.is_crawl:
@@ -411,7 +411,7 @@ def reingest_source(request: HttpRequest, source_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @workspace_page(role=Role.EDITOR)
-def delete_source(request: HttpRequest, source_id: int) -> HttpResponse:
+def delete_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
     """GET asks for confirmation (a page of its own, so no script is needed); POST deletes,
     in the background, the source and everything derived from it."""
     source = _source_or_404(request, source_id)
@@ -435,7 +435,7 @@ def delete_source(request: HttpRequest, source_id: int) -> HttpResponse:
 # --- A document ----------------------------------------------------------------------
 
 
-def _span(request: HttpRequest, length: int) -> tuple[int, int] | None:
+def _span(request: WorkspaceRequest, length: int) -> tuple[int, int] | None:
     """`?start=N&end=M` as character offsets into the text, clamped to it; None when absent
     or empty (the text may have changed since the evidence was recorded)."""
     start, end = request.GET.get("start", ""), request.GET.get("end", "")
@@ -447,12 +447,12 @@ def _span(request: HttpRequest, length: int) -> tuple[int, int] | None:
 
 @require_safe
 @workspace_page()
-def document(request: HttpRequest, document_id: int) -> HttpResponse:
+def document(request: WorkspaceRequest, document_id: int) -> HttpResponse:
     """A document's text; with `?start=&end=` the span is marked and scrolled into view.
     The three parts are plain strings: the template escapes each, so no document text is
     ever trusted as markup."""
     try:
-        doc = get_document_for_workspace(request.membership.workspace, document_id)  # type: ignore[attr-defined]
+        doc = get_document_for_workspace(request.membership.workspace, document_id)
     except NotFound as exc:
         raise Http404(exc.message) from None
     text = doc.text
