@@ -1,6 +1,6 @@
-"""Curation in the browser: the entity panel's editing controls, the relation panel's
-(delete, retype, reverse, describe, undo; "add a relation" sits with the entity's), and
-the review page for merge suggestions.
+"""Curation in the browser's graph screen: the entity panel's editing controls, and the
+relation panel's (delete, retype, reverse, describe, undo; "add a relation" sits with the
+entity's). The review page of merge suggestions is review_views.
 
 Editors only. Every view here is `workspace_page(role=Role.EDITOR)`, so a viewer's request
 is refused with 403 whatever a page showed them (and the templates show them nothing).
@@ -20,9 +20,8 @@ without the graph screen knowing anything about curation:
 
 A domain error (an empty name, a merge of an entity with itself, a name another entity
 has) is shown in the panel next to the control that caused it, and the graph is not told
-to refresh. htmx swaps only 2xx answers by default, and a person who gets no visible
-answer cannot tell what went wrong, so an htmx request gets 200 with the error in the
-panel; any other client gets the same panel with the error's own status (409, 422).
+to refresh; an htmx request gets it with 200, any other client with the error's own
+status (explorer/curation_outcome.py says why).
 
 The history lists of both panels offer an Undo on every decision that still stands
 (`undo_event`, and the relation panel's `relation_undo`, both through
@@ -39,29 +38,24 @@ after another tab switched the session to another workspace.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from explorer.curation_outcome import Outcome, answer_status, graph_changed, posted_id
 from explorer.graph_views import PANEL_EVIDENCE, document_link, render_entity_panel
 from explorer.snippets import highlighted
 from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from knowledge.actions.curation import (
-    default_survivor,
-    do_accept_suggestion,
     do_add_alias,
     do_delete_entity,
     do_merge_entities,
-    do_reject_suggestion,
     do_remove_alias,
     do_rename_entity,
     do_restore_entity,
@@ -82,7 +76,6 @@ from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
 from knowledge.selectors.curation import (
     find_merge_event,
     list_curation_events,
-    list_merge_suggestions,
 )
 from knowledge.selectors.entities import (
     NameMatch,
@@ -92,29 +85,12 @@ from knowledge.selectors.entities import (
 )
 from knowledge.selectors.relations import get_relation_detail
 from knowledge.selectors.schema import get_schema_snapshot
-from workspaces.errors import DomainError, InvalidInput, NotFound
+from workspaces.errors import DomainError, NotFound
 from workspaces.models import Role, Workspace
 
-GRAPH_CHANGED = "graphloom:graph-changed"
 HISTORY_LIMIT = 15
 SPLIT_CHOICES = 20  # the newest mentions offered for a split
 TYPEAHEAD_LIMIT = 8
-REVIEW_PAGE_SIZE = 10
-REVIEW_EVIDENCE = 3  # snippets per side of a suggestion
-
-
-@dataclass
-class Outcome:
-    """What the last curation request did, shown in the panel: a message (the event's
-    summary, or the error), the control it belongs to, and a merge's event for "Undo"."""
-
-    control: str
-    message: str
-    error: bool = False
-    status: int = 200
-    undo_event: int | None = None
-    # What the Undo button undoes: a merge (unmerge) or a relation change.
-    undo_kind: str = "merge"
 
 
 @dataclass
@@ -139,24 +115,6 @@ def _entity_or_404(workspace: Workspace, entity_id: int) -> Entity:
         return get_entity_with_type(workspace, entity_id)
     except NotFound as exc:
         raise Http404(exc.message) from None
-
-
-def _posted_id(request: WorkspaceRequest, name: str, message: str) -> int:
-    try:
-        return int(request.POST.get(name, ""))
-    except ValueError:
-        raise InvalidInput(message) from None
-
-
-def _status(request: WorkspaceRequest, outcome: Outcome | None) -> int:
-    """200 for htmx (which would not swap a 4xx answer: see the module docstring)."""
-    if outcome is None or not outcome.error or request.htmx:
-        return 200
-    return outcome.status
-
-
-def _graph_changed(entity: int | None, removed: list[int]) -> str:
-    return json.dumps({GRAPH_CHANGED: {"entity": entity, "removed": removed}})
 
 
 def _highlighted(item: dict[str, Any]) -> dict[str, Any]:
@@ -227,9 +185,9 @@ def _panel(
 ) -> HttpResponse:
     """The refreshed entity panel with the controls (and `outcome`) in it."""
     request.curation_panel = controls_context(request, entity_id, outcome=outcome, values=values)
-    response = render_entity_panel(request, entity_id, status=_status(request, outcome))
+    response = render_entity_panel(request, entity_id, status=answer_status(request, outcome))
     if change is not None:
-        response["HX-Trigger"] = _graph_changed(change.focus, change.removed)
+        response["HX-Trigger"] = graph_changed(change.focus, change.removed)
     return response
 
 
@@ -352,7 +310,7 @@ def merge(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     keep = request.POST.get("keep", "this")
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        target = _posted_id(request, "target", "Choose the entity to merge with.")
+        target = posted_id(request, "target", "Choose the entity to merge with.")
         survivor, other = (target, entity_id) if keep == "target" else (entity_id, target)
         event = do_merge_entities(
             workspace=workspace, survivor_id=survivor, merged_ids=[other], actor=actor
@@ -369,7 +327,7 @@ def unmerge(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Undo a merge named by its event (from the history, or the "Undo merge" button)."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        event_id = _posted_id(request, "event", "Say which merge to undo.")
+        event_id = posted_id(request, "event", "Say which merge to undo.")
         event = do_unmerge(workspace=workspace, event_id=event_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
 
@@ -383,7 +341,7 @@ def undo_event(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     refused next to the history, naming the later event that still stands on it."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event_id = posted_id(request, "event", "Say which change to undo.")
         event = do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
 
@@ -454,7 +412,7 @@ def relation_add(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     values = {key: post.get(key, "") for key in ("type", "direction", "description", "reason")}
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        other = _posted_id(request, "target", "Choose the other entity.")
+        other = posted_id(request, "target", "Choose the other entity.")
         ends = (other, entity_id) if values["direction"] == "in" else (entity_id, other)
         event = do_add_relation(
             workspace=workspace, source_id=ends[0], target_id=ends[1],
@@ -474,7 +432,7 @@ def relation_undo_for_entity(request: WorkspaceRequest, entity_id: int) -> HttpR
     """The entity panel's Undo of a relation it added."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event_id = posted_id(request, "event", "Say which change to undo.")
         event = do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
 
@@ -547,7 +505,7 @@ def _relation_panel(
         template += "#panel"
     context = {"nav": "explore", "workspace": workspace, "relation": relation,
                "evidence": evidence}  # fmt: skip
-    return render(request, template, context, status=_status(request, outcome))
+    return render(request, template, context, status=answer_status(request, outcome))
 
 
 def _perform_on_relation(
@@ -575,7 +533,7 @@ def _perform_on_relation(
     else:
         response = _relation_panel(request, relation_id, outcome=outcome)
     # The graph page re-reads the edges among what it shows (deleted, retyped, reversed).
-    response["HX-Trigger"] = _graph_changed(before["source"]["id"], [])
+    response["HX-Trigger"] = graph_changed(before["source"]["id"], [])
     return response
 
 
@@ -640,124 +598,10 @@ def relation_edit(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
 @require_POST
 def relation_undo(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event_id = posted_id(request, "event", "Say which change to undo.")
         return do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
 
     return _perform_on_relation(request, relation_id, "history", act)
-
-
-# --- The review page -------------------------------------------------------------------
-
-
-def _side(workspace: Workspace, entity: Entity) -> dict[str, Any]:
-    detail = get_entity_detail(workspace, entity.pk, evidence_limit=REVIEW_EVIDENCE)
-    return {**detail, "evidence": [_highlighted(item) for item in detail["evidence"]]}
-
-
-@workspace_page(role=Role.EDITOR)
-@require_GET
-def review(request: WorkspaceRequest) -> HttpResponse:
-    """Open merge suggestions, most likely first: both entities side by side with their
-    evidence, the reasons and the score, and accept / reject."""
-    workspace = _workspace(request)
-    page = Paginator(list_merge_suggestions(workspace, status="open"), REVIEW_PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
-    items = []
-    for suggestion in page.object_list:
-        pair = [suggestion.entity_a, suggestion.entity_b]
-        items.append(
-            {
-                "suggestion": suggestion,
-                "sides": [_side(workspace, entity) for entity in pair],
-                "keep": default_survivor(pair).pk,
-            }
-        )
-    return render(
-        request, "explorer/curation/review.html", {"nav": "review", "page": page, "items": items}
-    )
-
-
-def _decided(
-    request: WorkspaceRequest,
-    suggestion_id: int,
-    act: Callable[[Workspace, Any], CurationEvent],
-    *,
-    undoable: bool,
-) -> HttpResponse:
-    """Run one review action and answer with the suggestion's card showing what happened
-    (htmx), or back to the review page with a message (a plain form post)."""
-    workspace = _workspace(request)
-    try:
-        event = act(workspace, request.user)
-    except NotFound as exc:
-        raise Http404(exc.message) from None
-    except DomainError as exc:
-        outcome = Outcome("review", exc.message, error=True, status=exc.status)
-        if not request.htmx:
-            messages.error(request, exc.message)
-            return redirect("explorer:review")
-        return _card(request, suggestion_id, outcome)
-    merge = event.action in {CurationAction.MERGE, CurationAction.AUTO_MERGE}
-    outcome = Outcome("review", event.summary, undo_event=event.pk if undoable and merge else None)
-    if not request.htmx:
-        messages.success(request, event.summary)
-        return redirect("explorer:review")
-    response = _card(request, suggestion_id, outcome)
-    if merge:
-        merged = [m["id"] for m in event.payload["merged"]]
-        response["HX-Trigger"] = _graph_changed(event.payload["survivor"]["id"], merged)
-    elif event.action == CurationAction.UNMERGE:
-        response["HX-Trigger"] = _graph_changed(event.entity_id, [])
-    return response
-
-
-def _card(request: WorkspaceRequest, suggestion_id: int, outcome: Outcome) -> HttpResponse:
-    return render(
-        request,
-        "explorer/curation/review.html#decided",
-        {"item": {"id": suggestion_id, "outcome": outcome}, "ws": _workspace(request).slug},
-        status=_status(request, outcome),
-    )
-
-
-@workspace_page(role=Role.EDITOR)
-@require_POST
-def review_accept(request: WorkspaceRequest, suggestion_id: int) -> HttpResponse:
-    """Merge the pair; `into` (one of the two) is the entity that stays."""
-
-    def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        into = request.POST.get("into") or None
-        try:
-            survivor = int(into) if into else None
-        except ValueError:
-            raise InvalidInput("Choose which entity stays.") from None
-        return do_accept_suggestion(
-            workspace=workspace, suggestion_id=suggestion_id, into=survivor, actor=actor
-        )
-
-    return _decided(request, suggestion_id, act, undoable=True)
-
-
-@workspace_page(role=Role.EDITOR)
-@require_POST
-def review_reject(request: WorkspaceRequest, suggestion_id: int) -> HttpResponse:
-    def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        return do_reject_suggestion(workspace=workspace, suggestion_id=suggestion_id, actor=actor)
-
-    return _decided(request, suggestion_id, act, undoable=False)
-
-
-@workspace_page(role=Role.EDITOR)
-@require_POST
-def review_undo(request: WorkspaceRequest, suggestion_id: int) -> HttpResponse:
-    """Undo the merge an accepted suggestion made (the pair is then kept apart)."""
-
-    def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        event_id = _posted_id(request, "event", "Say which merge to undo.")
-        return do_unmerge(workspace=workspace, event_id=event_id, actor=actor)
-
-    return _decided(request, suggestion_id, act, undoable=False)
 
 
 def _entity_path(action: str, view: Callable[..., HttpResponse], route: str = "") -> URLPattern:
@@ -773,10 +617,6 @@ def _relation_path(action: str, view: Callable[..., HttpResponse]) -> URLPattern
 
 
 urlpatterns: list[URLPattern] = [
-    path("review/", review, name="review"),
-    path("review/<int:suggestion_id>/accept/", review_accept, name="review_accept"),
-    path("review/<int:suggestion_id>/reject/", review_reject, name="review_reject"),
-    path("review/<int:suggestion_id>/undo/", review_undo, name="review_undo"),
     path("curation/entities/<int:entity_id>/", controls, name="curation_controls"),
     _entity_path("merge_targets", merge_targets, "merge-targets"),
     _entity_path("rename", rename),

@@ -1,6 +1,6 @@
 """The browser UI's URLs: each screen's module lists its own (sources_views, graph_views,
-curation_views, history_views, quality_views, schema_views, entities_views, account_views,
-ask_views, workspace_views); sign-in and first run are here."""
+curation_views, review_views, history_views, quality_views, schema_views, entities_views,
+account_views, ask_views, workspace_views); sign-in and first run are here."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
@@ -13,6 +13,7 @@ from explorer import (
     graph_views,
     history_views,
     quality_views,
+    review_views,
     schema_views,
     sources_views,
     views,
@@ -33,6 +34,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     *sources_views.urlpatterns,
     *graph_views.urlpatterns,
+    *review_views.urlpatterns,
     *curation_views.urlpatterns,
     *history_views.urlpatterns,
     *quality_views.urlpatterns,
