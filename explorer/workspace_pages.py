@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any, Concatenate, cast
+from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login as auth_redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from workspaces.models import Membership, Role
 from workspaces.selectors import first_run_needed
@@ -137,6 +139,19 @@ def workspace_page[**P, R: HttpResponseBase](
         return wrapper
 
     return decorate
+
+
+def workspace_query(request: WorkspaceRequest, **params: object) -> str:
+    """The query string of a URL for this workspace: `ws` plus the non-empty `params`.
+    A page polled or a form posted from one tab must stay in the workspace that tab shows,
+    whatever another tab switched the session to."""
+    ws = str(request.membership.workspace.slug)
+    return urlencode({"ws": ws, **{k: v for k, v in params.items() if v}})
+
+
+def workspace_url(request: WorkspaceRequest, name: str, *args: object, **params: object) -> str:
+    """The URL named `name` (with `args`) for this workspace (see `workspace_query`)."""
+    return f"{reverse(name, args=args)}?{workspace_query(request, **params)}"
 
 
 def redirect_to_login(request: HttpRequest) -> HttpResponse:
