@@ -13,7 +13,7 @@ stream) and DELETE (ending a session) have nothing to do without sessions: 405.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -27,6 +27,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from agents.access import InvalidToken, access_for_token
 from agents.server import build_server
 from workspaces.errors import NotFound
+
+if TYPE_CHECKING:
+    from starlette.types import Message  # the SDK's ASGI types (it runs on starlette)
 
 # Headers the SDK never needs and should never see: the credentials stay here.
 _PRIVATE_HEADERS = {"authorization", "cookie"}
@@ -120,7 +123,7 @@ async def exchange(
     headers: list[tuple[str, str]] = []
     parts: list[bytes] = []
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Message:
         nonlocal delivered
         if not delivered:
             delivered = True
@@ -128,7 +131,7 @@ async def exchange(
         await finished.wait()  # the client "disconnects" once the answer is complete
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Message) -> None:
         nonlocal status
         if message["type"] == "http.response.start":
             status = message["status"]
@@ -143,5 +146,5 @@ async def exchange(
 
     manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
     async with manager.run():
-        await manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+        await manager.handle_request(scope, receive, send)
     return status, headers, b"".join(parts)

@@ -13,7 +13,7 @@ bring it back. Only its hash is stored.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.contrib import messages
@@ -27,6 +27,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from explorer.forms import ApiTokenForm
 from explorer.workspace_pages import (
+    WorkspaceRequest,
     memberships_of,
     redirect_to_login,
     remember_workspace,
@@ -36,9 +37,6 @@ from workspaces.actions.tokens import IssuedToken, do_create_api_token, do_revok
 from workspaces.errors import DomainError, NotFound, PermissionDenied
 from workspaces.models import ApiToken, Membership, Role
 from workspaces.selectors import get_api_token_for_workspace, get_api_tokens, require_role
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
 
 
 def _tokens_url(membership: Membership) -> str:
@@ -50,10 +48,9 @@ def _tokens_url(membership: Membership) -> str:
 @never_cache
 @require_http_methods(["GET", "POST"])
 @workspace_page()
-def tokens(request: HttpRequest) -> HttpResponse:
+def tokens(request: WorkspaceRequest) -> HttpResponse:
     """List the tokens the member may see; on POST create one and show its secret once."""
-    membership: Membership = request.membership  # type: ignore[attr-defined]
-    user = cast("User", request.user)  # workspace_page lets only signed-in members through
+    membership, user = request.membership, request.user
     form = ApiTokenForm(request.POST if request.method == "POST" else None)
     issued: IssuedToken | None = None
     if request.method == "POST" and form.is_valid():
@@ -85,9 +82,9 @@ def tokens(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _revocable_token(request: HttpRequest, token_id: int) -> ApiToken:
+def _revocable_token(request: WorkspaceRequest, token_id: int) -> ApiToken:
     """The token if this member may revoke it: their own, or any as admin (as the API)."""
-    membership: Membership = request.membership  # type: ignore[attr-defined]
+    membership = request.membership
     token = get_api_token_for_workspace(membership.workspace, token_id)
     if token.user_id != request.user.pk:
         require_role(membership, Role.ADMIN)
@@ -97,9 +94,9 @@ def _revocable_token(request: HttpRequest, token_id: int) -> ApiToken:
 @never_cache
 @require_http_methods(["GET", "POST"])
 @workspace_page()
-def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke(request: WorkspaceRequest, token_id: int) -> HttpResponse:
     """Ask for confirmation (GET), then revoke (POST) and go back to the list."""
-    membership: Membership = request.membership  # type: ignore[attr-defined]
+    membership = request.membership
     context: dict[str, Any] = {"nav": "tokens", "tokens_url": _tokens_url(membership)}
     try:
         token = _revocable_token(request, token_id)

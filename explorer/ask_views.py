@@ -17,14 +17,14 @@ from datetime import date
 from typing import Any
 from urllib.parse import quote
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from explorer.graph_views import MAX_SOURCE_CHOICES, document_link
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from ingest.selectors import chunks_opening_in_code, get_sources
 from knowledge.actions.ask import MODES
 from knowledge.answering.readable import passage_blocks, readable
@@ -78,7 +78,7 @@ _COMMON = frozenset(
 )
 
 
-def _values(request: HttpRequest, name: str) -> list[str]:
+def _values(request: WorkspaceRequest, name: str) -> list[str]:
     """A filter's values: repeated (`sources=1&sources=2`, as a multi-select submits) or
     comma-separated (`sources=1,2`, as shared URLs have them), blanks dropped."""
     values = [v.strip() for raw in request.GET.getlist(name) for v in raw.split(",")]
@@ -97,7 +97,7 @@ class AskFilters:
     mode: str = "local"
 
 
-def _filters(request: HttpRequest, workspace: Workspace, type_names: list[str]) -> AskFilters:
+def _filters(request: WorkspaceRequest, workspace: Workspace, type_names: list[str]) -> AskFilters:
     wanted = [int(v) for v in _values(request, "sources") if v.isdigit() and len(v) < 12]
     known = set(get_sources(workspace).filter(pk__in=wanted).values_list("pk", flat=True))
     types = set(type_names)
@@ -191,7 +191,7 @@ def _results(
     }
 
 
-def _question(request: HttpRequest) -> str:
+def _question(request: WorkspaceRequest) -> str:
     return request.GET.get("q", "").strip()[:MAX_QUESTION]
 
 
@@ -201,10 +201,10 @@ def _ask_url(workspace: Workspace, question: str) -> str:
 
 @require_GET
 @workspace_page()
-def ask(request: HttpRequest) -> HttpResponse:
+def ask(request: WorkspaceRequest) -> HttpResponse:
     """The question box with its filters, and for `?q=` the passages that answer it; with
     an LLM, static/js/ask/answer.js streams the answer above them from the ask API."""
-    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    workspace = request.membership.workspace
     question = _question(request)
     type_names = _type_names(workspace)
     filters = _filters(request, workspace, type_names)
@@ -233,10 +233,10 @@ def ask(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @workspace_page()
-def ask_panel(request: HttpRequest) -> HttpResponse:
+def ask_panel(request: WorkspaceRequest) -> HttpResponse:
     """The explorer's Ask box: the best passages as a fragment for its side panel, with
     the full Ask page a link away. Opened directly (no htmx), it is that page."""
-    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    workspace = request.membership.workspace
     question = _question(request)
     if not getattr(request, "htmx", False):
         return redirect(_ask_url(workspace, question))

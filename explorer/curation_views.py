@@ -1,6 +1,6 @@
-"""Curation in the browser: the entity panel's editing controls, the relation panel's
-(delete, retype, reverse, describe, undo; "add a relation" sits with the entity's), and
-the review page for merge suggestions.
+"""Curation in the browser's graph screen: the entity panel's editing controls, and the
+relation panel's (delete, retype, reverse, describe, undo; "add a relation" sits with the
+entity's). The review page of merge suggestions is review_views.
 
 Editors only. Every view here is `workspace_page(role=Role.EDITOR)`, so a viewer's request
 is refused with 403 whatever a page showed them (and the templates show them nothing).
@@ -20,9 +20,8 @@ without the graph screen knowing anything about curation:
 
 A domain error (an empty name, a merge of an entity with itself, a name another entity
 has) is shown in the panel next to the control that caused it, and the graph is not told
-to refresh. htmx swaps only 2xx answers by default, and a person who gets no visible
-answer cannot tell what went wrong, so an htmx request gets 200 with the error in the
-panel; any other client gets the same panel with the error's own status (409, 422).
+to refresh; an htmx request gets it with 200, any other client with the error's own
+status (explorer/curation_outcome.py says why).
 
 The history lists of both panels offer an Undo on every decision that still stands
 (`undo_event`, and the relation panel's `relation_undo`, both through
@@ -39,22 +38,20 @@ after another tab switched the session to another workspace.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib import messages
-from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from explorer.curation_outcome import Outcome, answer_status, graph_changed, posted_id
 from explorer.graph_views import PANEL_EVIDENCE, document_link, render_entity_panel
 from explorer.snippets import highlighted
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from knowledge.actions.curation.entities import (
     do_add_alias,
     do_delete_entity,
@@ -64,7 +61,7 @@ from knowledge.actions.curation.entities import (
     do_retype_entity,
     do_split_entity,
 )
-from knowledge.actions.curation.merge import default_survivor, do_merge_entities, do_unmerge
+from knowledge.actions.curation.merge import do_merge_entities, do_unmerge
 from knowledge.actions.curation.relations import (
     RELATION_ACTIONS,
     do_add_relation,
@@ -73,13 +70,11 @@ from knowledge.actions.curation.relations import (
     do_retype_relation,
     do_reverse_relation,
 )
-from knowledge.actions.curation.suggestions import do_accept_suggestion, do_reject_suggestion
 from knowledge.actions.curation.undo import do_undo_event, is_undoable
 from knowledge.models import CurationAction, CurationEvent, Entity, EntityState
 from knowledge.selectors.curation import (
     find_merge_event,
     list_curation_events,
-    list_merge_suggestions,
 )
 from knowledge.selectors.entities import (
     NameMatch,
@@ -89,29 +84,12 @@ from knowledge.selectors.entities import (
 )
 from knowledge.selectors.relations import get_relation_detail
 from knowledge.selectors.schema import get_schema_snapshot
-from workspaces.errors import DomainError, InvalidInput, NotFound
+from workspaces.errors import DomainError, NotFound
 from workspaces.models import Role, Workspace
 
-GRAPH_CHANGED = "graphloom:graph-changed"
 HISTORY_LIMIT = 15
 SPLIT_CHOICES = 20  # the newest mentions offered for a split
 TYPEAHEAD_LIMIT = 8
-REVIEW_PAGE_SIZE = 10
-REVIEW_EVIDENCE = 3  # snippets per side of a suggestion
-
-
-@dataclass
-class Outcome:
-    """What the last curation request did, shown in the panel: a message (the event's
-    summary, or the error), the control it belongs to, and a merge's event for "Undo"."""
-
-    control: str
-    message: str
-    error: bool = False
-    status: int = 200
-    undo_event: int | None = None
-    # What the Undo button undoes: a merge (unmerge) or a relation change.
-    undo_kind: str = "merge"
 
 
 @dataclass
@@ -127,8 +105,8 @@ class Change:
     undo_kind: str = "merge"
 
 
-def _workspace(request: HttpRequest) -> Workspace:
-    return request.membership.workspace  # type: ignore[attr-defined]
+def _workspace(request: WorkspaceRequest) -> Workspace:
+    return request.membership.workspace
 
 
 def _entity_or_404(workspace: Workspace, entity_id: int) -> Entity:
@@ -136,24 +114,6 @@ def _entity_or_404(workspace: Workspace, entity_id: int) -> Entity:
         return get_entity_with_type(workspace, entity_id)
     except NotFound as exc:
         raise Http404(exc.message) from None
-
-
-def _posted_id(request: HttpRequest, name: str, message: str) -> int:
-    try:
-        return int(request.POST.get(name, ""))
-    except ValueError:
-        raise InvalidInput(message) from None
-
-
-def _status(request: HttpRequest, outcome: Outcome | None) -> int:
-    """200 for htmx (which would not swap a 4xx answer: see the module docstring)."""
-    if outcome is None or not outcome.error or request.htmx:  # type: ignore[attr-defined]
-        return 200
-    return outcome.status
-
-
-def _graph_changed(entity: int | None, removed: list[int]) -> str:
-    return json.dumps({GRAPH_CHANGED: {"entity": entity, "removed": removed}})
 
 
 def _highlighted(item: dict[str, Any]) -> dict[str, Any]:
@@ -164,7 +124,7 @@ def _highlighted(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def controls_context(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     entity_id: int,
     *,
     outcome: Outcome | None = None,
@@ -215,7 +175,7 @@ def controls_context(
 
 
 def _panel(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     entity_id: int,
     *,
     outcome: Outcome | None = None,
@@ -223,17 +183,15 @@ def _panel(
     change: Change | None = None,
 ) -> HttpResponse:
     """The refreshed entity panel with the controls (and `outcome`) in it."""
-    request.curation_panel = controls_context(  # type: ignore[attr-defined]
-        request, entity_id, outcome=outcome, values=values
-    )
-    response = render_entity_panel(request, entity_id, status=_status(request, outcome))
+    request.curation_panel = controls_context(request, entity_id, outcome=outcome, values=values)
+    response = render_entity_panel(request, entity_id, status=answer_status(request, outcome))
     if change is not None:
-        response["HX-Trigger"] = _graph_changed(change.focus, change.removed)
+        response["HX-Trigger"] = graph_changed(change.focus, change.removed)
     return response
 
 
 def _perform(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     entity_id: int,
     control: str,
     act: Callable[[Workspace, Any], Change],
@@ -258,7 +216,7 @@ def _perform(
 
 @workspace_page(role=Role.EDITOR)
 @require_GET
-def controls(request: HttpRequest, entity_id: int) -> HttpResponse:
+def controls(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The controls alone: loaded by the panel the graph screen opens, and "Cancel"."""
     _entity_or_404(_workspace(request), entity_id)
     return render(
@@ -270,7 +228,7 @@ def controls(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_GET
-def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
+def merge_targets(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The typeahead of the merge and add-a-relation controls (`for=relation`): active
     entities any word of whose name or aliases
     starts like `q` (one typo forgiven; best matches first, then the most connected), or,
@@ -295,7 +253,7 @@ def merge_targets(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def rename(request: HttpRequest, entity_id: int) -> HttpResponse:
+def rename(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     name = request.POST.get("name", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -307,7 +265,7 @@ def rename(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def retype(request: HttpRequest, entity_id: int) -> HttpResponse:
+def retype(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     type_name = request.POST.get("type", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -321,7 +279,7 @@ def retype(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def alias_add(request: HttpRequest, entity_id: int) -> HttpResponse:
+def alias_add(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     name = request.POST.get("alias", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -333,7 +291,7 @@ def alias_add(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def alias_remove(request: HttpRequest, entity_id: int) -> HttpResponse:
+def alias_remove(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     name = request.POST.get("alias", "")
 
     def act(workspace: Workspace, actor: Any) -> Change:
@@ -345,13 +303,13 @@ def alias_remove(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def merge(request: HttpRequest, entity_id: int) -> HttpResponse:
+def merge(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Merge this entity and the one chosen in the typeahead; `keep` says which stays
     ("this" by default, or "target"). The panel then shows the one that stayed."""
     keep = request.POST.get("keep", "this")
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        target = _posted_id(request, "target", "Choose the entity to merge with.")
+        target = posted_id(request, "target", "Choose the entity to merge with.")
         survivor, other = (target, entity_id) if keep == "target" else (entity_id, target)
         event = do_merge_entities(
             workspace=workspace, survivor_id=survivor, merged_ids=[other], actor=actor
@@ -364,11 +322,11 @@ def merge(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def unmerge(request: HttpRequest, entity_id: int) -> HttpResponse:
+def unmerge(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Undo a merge named by its event (from the history, or the "Undo merge" button)."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        event_id = _posted_id(request, "event", "Say which merge to undo.")
+        event_id = posted_id(request, "event", "Say which merge to undo.")
         event = do_unmerge(workspace=workspace, event_id=event_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
 
@@ -377,13 +335,13 @@ def unmerge(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def undo_event(request: HttpRequest, entity_id: int) -> HttpResponse:
+def undo_event(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The history's Undo of any other decision about the entity
     (knowledge/actions/curation/undo.py): refused next to the history, naming the later
     event that still stands on it."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event_id = posted_id(request, "event", "Say which change to undo.")
         event = do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
 
@@ -392,7 +350,7 @@ def undo_event(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_http_methods(["GET", "POST"])
-def delete(request: HttpRequest, entity_id: int) -> HttpResponse:
+def delete(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """GET asks (the controls with a confirmation in place of the delete button); POST
     deletes, as Django's admin does."""
     workspace = _workspace(request)
@@ -410,7 +368,7 @@ def delete(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def restore(request: HttpRequest, entity_id: int) -> HttpResponse:
+def restore(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> Change:
         event = do_restore_entity(workspace=workspace, entity_id=entity_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
@@ -420,7 +378,7 @@ def restore(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def split(request: HttpRequest, entity_id: int) -> HttpResponse:
+def split(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Move the chosen mentions to a new entity; the panel stays on this one (the message
     names the new one, and the graph page is told to redraw)."""
     name = request.POST.get("name", "")
@@ -447,14 +405,14 @@ def split(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_add(request: HttpRequest, entity_id: int) -> HttpResponse:
+def relation_add(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Add a relation by hand between this entity and the one chosen in the typeahead
     (`direction` "out": this one is the source, "in": the target)."""
     post = request.POST
     values = {key: post.get(key, "") for key in ("type", "direction", "description", "reason")}
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        other = _posted_id(request, "target", "Choose the other entity.")
+        other = posted_id(request, "target", "Choose the other entity.")
         ends = (other, entity_id) if values["direction"] == "in" else (entity_id, other)
         event = do_add_relation(
             workspace=workspace, source_id=ends[0], target_id=ends[1],
@@ -470,11 +428,11 @@ def relation_add(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_undo_for_entity(request: HttpRequest, entity_id: int) -> HttpResponse:
+def relation_undo_for_entity(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """The entity panel's Undo of a relation it added."""
 
     def act(workspace: Workspace, actor: Any) -> Change:
-        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event_id = posted_id(request, "event", "Say which change to undo.")
         event = do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
         return Change(event, shown=entity_id, focus=entity_id)
 
@@ -485,7 +443,7 @@ def relation_undo_for_entity(request: HttpRequest, entity_id: int) -> HttpRespon
 
 
 def relation_controls_context(
-    request: HttpRequest, relation: dict[str, Any], *, outcome: Outcome | None = None,
+    request: WorkspaceRequest, relation: dict[str, Any], *, outcome: Outcome | None = None,
     values: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """What the relation controls show: the relation, the types it may take, its history
@@ -522,7 +480,7 @@ def _entity_url(workspace: Workspace, entity_id: int) -> str:
 
 
 def _relation_panel(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     relation_id: int,
     *,
     outcome: Outcome | None = None,
@@ -539,7 +497,7 @@ def _relation_panel(
                                row.get("char_end"))}
         for row in relation["evidence"]
     ]  # fmt: skip
-    request.curation_relation = relation_controls_context(  # type: ignore[attr-defined]
+    request.curation_relation = relation_controls_context(
         request, relation, outcome=outcome, values=values
     )
     template = "explorer/graph/relation_panel.html"
@@ -547,11 +505,11 @@ def _relation_panel(
         template += "#panel"
     context = {"nav": "explore", "workspace": workspace, "relation": relation,
                "evidence": evidence}  # fmt: skip
-    return render(request, template, context, status=_status(request, outcome))
+    return render(request, template, context, status=answer_status(request, outcome))
 
 
 def _perform_on_relation(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     relation_id: int,
     control: str,
     act: Callable[[Workspace, Any], CurationEvent],
@@ -575,13 +533,13 @@ def _perform_on_relation(
     else:
         response = _relation_panel(request, relation_id, outcome=outcome)
     # The graph page re-reads the edges among what it shows (deleted, retyped, reversed).
-    response["HX-Trigger"] = _graph_changed(before["source"]["id"], [])
+    response["HX-Trigger"] = graph_changed(before["source"]["id"], [])
     return response
 
 
 @workspace_page(role=Role.EDITOR)
 @require_GET
-def relation_controls(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_controls(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     """The controls alone: loaded by the relation panel the graph screen opens."""
     relation = _relation_or_404(_workspace(request), relation_id)
     return render(
@@ -593,7 +551,7 @@ def relation_controls(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_delete(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_delete(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
         return do_delete_relation(workspace=workspace, relation_id=relation_id, actor=actor)
 
@@ -602,7 +560,7 @@ def relation_delete(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_retype(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_retype(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     type_name = request.POST.get("type", "")
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
@@ -615,7 +573,7 @@ def relation_retype(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_reverse(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_reverse(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
         return do_reverse_relation(workspace=workspace, relation_id=relation_id, actor=actor)
 
@@ -624,7 +582,7 @@ def relation_reverse(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_edit(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_edit(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     description = request.POST.get("description", "")
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
@@ -638,126 +596,12 @@ def relation_edit(request: HttpRequest, relation_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def relation_undo(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_undo(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        event_id = _posted_id(request, "event", "Say which change to undo.")
+        event_id = posted_id(request, "event", "Say which change to undo.")
         return do_undo_event(workspace=workspace, event_id=event_id, actor=actor)
 
     return _perform_on_relation(request, relation_id, "history", act)
-
-
-# --- The review page -------------------------------------------------------------------
-
-
-def _side(workspace: Workspace, entity: Entity) -> dict[str, Any]:
-    detail = get_entity_detail(workspace, entity.pk, evidence_limit=REVIEW_EVIDENCE)
-    return {**detail, "evidence": [_highlighted(item) for item in detail["evidence"]]}
-
-
-@workspace_page(role=Role.EDITOR)
-@require_GET
-def review(request: HttpRequest) -> HttpResponse:
-    """Open merge suggestions, most likely first: both entities side by side with their
-    evidence, the reasons and the score, and accept / reject."""
-    workspace = _workspace(request)
-    page = Paginator(list_merge_suggestions(workspace, status="open"), REVIEW_PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
-    items = []
-    for suggestion in page.object_list:
-        pair = [suggestion.entity_a, suggestion.entity_b]
-        items.append(
-            {
-                "suggestion": suggestion,
-                "sides": [_side(workspace, entity) for entity in pair],
-                "keep": default_survivor(pair).pk,
-            }
-        )
-    return render(
-        request, "explorer/curation/review.html", {"nav": "review", "page": page, "items": items}
-    )
-
-
-def _decided(
-    request: HttpRequest,
-    suggestion_id: int,
-    act: Callable[[Workspace, Any], CurationEvent],
-    *,
-    undoable: bool,
-) -> HttpResponse:
-    """Run one review action and answer with the suggestion's card showing what happened
-    (htmx), or back to the review page with a message (a plain form post)."""
-    workspace = _workspace(request)
-    try:
-        event = act(workspace, request.user)
-    except NotFound as exc:
-        raise Http404(exc.message) from None
-    except DomainError as exc:
-        outcome = Outcome("review", exc.message, error=True, status=exc.status)
-        if not request.htmx:  # type: ignore[attr-defined]
-            messages.error(request, exc.message)
-            return redirect("explorer:review")
-        return _card(request, suggestion_id, outcome)
-    merge = event.action in {CurationAction.MERGE, CurationAction.AUTO_MERGE}
-    outcome = Outcome("review", event.summary, undo_event=event.pk if undoable and merge else None)
-    if not request.htmx:  # type: ignore[attr-defined]
-        messages.success(request, event.summary)
-        return redirect("explorer:review")
-    response = _card(request, suggestion_id, outcome)
-    if merge:
-        merged = [m["id"] for m in event.payload["merged"]]
-        response["HX-Trigger"] = _graph_changed(event.payload["survivor"]["id"], merged)
-    elif event.action == CurationAction.UNMERGE:
-        response["HX-Trigger"] = _graph_changed(event.entity_id, [])
-    return response
-
-
-def _card(request: HttpRequest, suggestion_id: int, outcome: Outcome) -> HttpResponse:
-    return render(
-        request,
-        "explorer/curation/review.html#decided",
-        {"item": {"id": suggestion_id, "outcome": outcome}, "ws": _workspace(request).slug},
-        status=_status(request, outcome),
-    )
-
-
-@workspace_page(role=Role.EDITOR)
-@require_POST
-def review_accept(request: HttpRequest, suggestion_id: int) -> HttpResponse:
-    """Merge the pair; `into` (one of the two) is the entity that stays."""
-
-    def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        into = request.POST.get("into") or None
-        try:
-            survivor = int(into) if into else None
-        except ValueError:
-            raise InvalidInput("Choose which entity stays.") from None
-        return do_accept_suggestion(
-            workspace=workspace, suggestion_id=suggestion_id, into=survivor, actor=actor
-        )
-
-    return _decided(request, suggestion_id, act, undoable=True)
-
-
-@workspace_page(role=Role.EDITOR)
-@require_POST
-def review_reject(request: HttpRequest, suggestion_id: int) -> HttpResponse:
-    def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        return do_reject_suggestion(workspace=workspace, suggestion_id=suggestion_id, actor=actor)
-
-    return _decided(request, suggestion_id, act, undoable=False)
-
-
-@workspace_page(role=Role.EDITOR)
-@require_POST
-def review_undo(request: HttpRequest, suggestion_id: int) -> HttpResponse:
-    """Undo the merge an accepted suggestion made (the pair is then kept apart)."""
-
-    def act(workspace: Workspace, actor: Any) -> CurationEvent:
-        event_id = _posted_id(request, "event", "Say which merge to undo.")
-        return do_unmerge(workspace=workspace, event_id=event_id, actor=actor)
-
-    return _decided(request, suggestion_id, act, undoable=False)
 
 
 def _entity_path(action: str, view: Callable[..., HttpResponse], route: str = "") -> URLPattern:
@@ -773,10 +617,6 @@ def _relation_path(action: str, view: Callable[..., HttpResponse]) -> URLPattern
 
 
 urlpatterns: list[URLPattern] = [
-    path("review/", review, name="review"),
-    path("review/<int:suggestion_id>/accept/", review_accept, name="review_accept"),
-    path("review/<int:suggestion_id>/reject/", review_reject, name="review_reject"),
-    path("review/<int:suggestion_id>/undo/", review_undo, name="review_undo"),
     path("curation/entities/<int:entity_id>/", controls, name="curation_controls"),
     _entity_path("merge_targets", merge_targets, "merge-targets"),
     _entity_path("rename", rename),

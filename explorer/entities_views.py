@@ -25,15 +25,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.http import Http404, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from ingest.selectors import get_sources
 from knowledge.actions.curation.block import do_undo_block
 from knowledge.actions.curation.entities import (
@@ -49,7 +49,9 @@ from knowledge.selectors.entity_table import (
     EXPORT_COLUMNS,
     SORT_COLUMNS,
     STATES,
+    Curated,
     EntityFilters,
+    SortColumn,
     entities_by_id,
     entity_table_page,
     iter_entity_table,
@@ -57,6 +59,9 @@ from knowledge.selectors.entity_table import (
 from knowledge.selectors.schema import list_entity_types
 from workspaces.errors import DomainError, InvalidInput
 from workspaces.models import Role, Workspace
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # Sources offered by the source filter (newest first), and entities one bulk request takes.
 MAX_SOURCE_CHOICES = 300
@@ -72,12 +77,13 @@ COLUMNS = (
     ("last_seen", "Last seen", True),
 )
 FILTER_PARAMS = ("q", "type", "state", "curated", "min_degree", "source")
+CURATED: dict[str, Curated] = {"yes": "yes", "no": "no"}
 # Cells a spreadsheet would read as a formula (OWASP's list: = + - @, tab, carriage return).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _workspace(request: HttpRequest) -> Workspace:
-    return request.membership.workspace  # type: ignore[attr-defined]
+def _workspace(request: WorkspaceRequest) -> Workspace:
+    return request.membership.workspace
 
 
 # --- the query string ---------------------------------------------------------------------
@@ -91,24 +97,33 @@ def _number(text: str | None) -> int | None:
 def parse_filters(query: QueryDict) -> EntityFilters:
     """The table's filters and sort from a query string; what makes no sense is ignored
     (a shared link with a stale type still opens)."""
-    sort = query.get("sort", "")
-    descending = sort.startswith("-")
-    column = sort.lstrip("-")
     q = query.get("q", "").strip()[:300]
-    if column not in SORT_COLUMNS or (column == "relevance" and not q):
-        column, descending = ("relevance", False) if q else ("name", False)
-    curated = query.get("curated", "")
+    column, descending = _sort(query.get("sort", ""), searching=bool(q))
     state = query.get("state", "")
     return EntityFilters(
         q=q,
         types=tuple(dict.fromkeys(t.strip() for t in query.getlist("type") if t.strip()))[:50],
         state=state if state in STATES else EntityState.ACTIVE,
-        curated=curated if curated in ("yes", "no") else "",  # type: ignore[arg-type]
+        curated=CURATED.get(query.get("curated", ""), ""),
         min_degree=_number(query.get("min_degree")),
         source_id=_number(query.get("source")),
-        sort=column,  # type: ignore[arg-type]
+        sort=column,
         descending=descending,
     )
+
+
+def _is_sort_column(column: str) -> TypeGuard[SortColumn]:
+    return column in SORT_COLUMNS
+
+
+def _sort(sort: str, *, searching: bool) -> tuple[SortColumn, bool]:
+    """The column and direction `sort` asks for (`-` first for descending). Relevance
+    sorts only a search, and is a search's default; name is the others'."""
+    column = sort.lstrip("-")
+    if _is_sort_column(column) and (column != "relevance" or searching):
+        return column, sort.startswith("-")
+    default: SortColumn = "relevance" if searching else "name"
+    return default, False
 
 
 def _filter_pairs(query: QueryDict) -> list[tuple[str, str]]:
@@ -168,7 +183,9 @@ class Outcome:
         return bool(self.undo and (self.undo_events or self.undo_ids))
 
 
-def _context(request: HttpRequest, query: QueryDict, outcome: Outcome | None) -> dict[str, Any]:
+def _context(
+    request: WorkspaceRequest, query: QueryDict, outcome: Outcome | None
+) -> dict[str, Any]:
     workspace = _workspace(request)
     filters = parse_filters(query)
     page = entity_table_page(workspace, filters, page=_number(query.get("page")) or 1)
@@ -196,7 +213,7 @@ def _context(request: HttpRequest, query: QueryDict, outcome: Outcome | None) ->
 
 @workspace_page()
 @require_GET
-def entities(request: HttpRequest) -> HttpResponse:
+def entities(request: WorkspaceRequest) -> HttpResponse:
     return render(request, "explorer/entities/list.html", _context(request, request.GET, None))
 
 
@@ -233,14 +250,13 @@ def _csv_rows(rows: Iterable[tuple[Any, ...]]) -> Iterator[str]:
 
 @workspace_page()
 @require_GET
-def export_csv(request: HttpRequest) -> HttpResponse:
+def export_csv(request: WorkspaceRequest) -> StreamingHttpResponse:
     """Every row the page's filters match (not one page), in its order, streamed."""
     workspace = _workspace(request)
     rows = iter_entity_table(workspace, parse_filters(request.GET))
     response = StreamingHttpResponse(_csv_rows(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="entities-{workspace.slug}.csv"'
-    # `workspace_page` is typed for HttpResponse; a streaming one is handled alike.
-    return cast(HttpResponse, response)
+    return response
 
 
 # --- bulk actions -------------------------------------------------------------------------------
@@ -276,7 +292,7 @@ def _own_events(workspace: Workspace, values: list[str]) -> list[int]:
     return events
 
 
-def _actor(request: HttpRequest) -> Any:
+def _actor(request: WorkspaceRequest) -> User:
     """The signed-in user (`workspace_page` let no one else through)."""
     return request.user
 
@@ -286,7 +302,7 @@ def _result(entity_id: int, name: str, message: str, *, error: bool) -> dict[str
 
 
 def _each(
-    request: HttpRequest, entities: dict[int, Entity], act: Callable[..., CurationEvent]
+    request: WorkspaceRequest, entities: dict[int, Entity], act: Callable[..., CurationEvent]
 ) -> tuple[list[dict[str, Any]], list[CurationEvent]]:
     """`act(workspace=, entity_id=, actor=)` on every entity, each its own transaction;
     each one's result, and the events of those done."""
@@ -320,7 +336,7 @@ def _summary(template: str, items: list[dict[str, Any]], noun: str = "entity") -
     return Outcome(message + ".", error=done == 0, status=200 if done else 409, items=items)
 
 
-def _merge(request: HttpRequest, entities: dict[int, Entity]) -> Outcome:
+def _merge(request: WorkspaceRequest, entities: dict[int, Entity]) -> Outcome:
     """One merge of all of them into the survivor chosen among them (or the default one)."""
     survivor = _number(request.POST.get("survivor"))
     if survivor is not None and survivor not in entities:
@@ -330,7 +346,7 @@ def _merge(request: HttpRequest, entities: dict[int, Entity]) -> Outcome:
     return Outcome(event.summary, undo="unmerge", undo_events=[event.pk])
 
 
-def _retype(request: HttpRequest, entities: dict[int, Entity]) -> Outcome:
+def _retype(request: WorkspaceRequest, entities: dict[int, Entity]) -> Outcome:
     type_name = request.POST.get("type", "").strip()
     if not type_name:
         raise InvalidInput("Choose the type to give them.")
@@ -338,26 +354,26 @@ def _retype(request: HttpRequest, entities: dict[int, Entity]) -> Outcome:
     return _summary(f"Retyped {{n}} to {type_name}", items)
 
 
-def _delete(request: HttpRequest, entities: dict[int, Entity]) -> Outcome:
+def _delete(request: WorkspaceRequest, entities: dict[int, Entity]) -> Outcome:
     items, _ = _each(request, entities, do_delete_entity)
     outcome = _summary("Deleted {n}", items)
     outcome.undo, outcome.undo_ids = "restore", [i["id"] for i in items if not i["error"]]
     return outcome
 
 
-def _block(request: HttpRequest, entities: dict[int, Entity]) -> Outcome:
+def _block(request: WorkspaceRequest, entities: dict[int, Entity]) -> Outcome:
     items, events = _each(request, entities, do_block_entity_name)
     outcome = _summary("Deleted {n} and blocked their names in every type", items)
     outcome.undo, outcome.undo_events = "unblock", [event.pk for event in events]
     return outcome
 
 
-def _restore(request: HttpRequest, entities: dict[int, Entity]) -> Outcome:
+def _restore(request: WorkspaceRequest, entities: dict[int, Entity]) -> Outcome:
     items, _ = _each(request, entities, do_restore_entity)
     return _summary("Restored {n}", items)
 
 
-def _undo_events(request: HttpRequest, undo: Callable[..., CurationEvent]) -> Outcome:
+def _undo_events(request: WorkspaceRequest, undo: Callable[..., CurationEvent]) -> Outcome:
     """Undo each posted event (merges or blocks) of this workspace."""
     workspace, actor = _workspace(request), _actor(request)
     items = []
@@ -374,7 +390,7 @@ def _undo_events(request: HttpRequest, undo: Callable[..., CurationEvent]) -> Ou
     return _summary("Undid {n}", items, noun="action")
 
 
-ENTITY_ACTIONS: dict[str, Callable[[HttpRequest, dict[int, Entity]], Outcome]] = {
+ENTITY_ACTIONS: dict[str, Callable[[WorkspaceRequest, dict[int, Entity]], Outcome]] = {
     "merge": _merge,
     "retype": _retype,
     "delete": _delete,
@@ -383,7 +399,7 @@ ENTITY_ACTIONS: dict[str, Callable[[HttpRequest, dict[int, Entity]], Outcome]] =
 }
 
 
-def _bulk_outcome(request: HttpRequest) -> Outcome:
+def _bulk_outcome(request: WorkspaceRequest) -> Outcome:
     """Run the posted action; Http404 (nothing done) for ids not of this workspace."""
     action = request.POST.get("action", "")
     if action == "unmerge":
@@ -400,7 +416,7 @@ def _bulk_outcome(request: HttpRequest) -> Outcome:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def bulk(request: HttpRequest) -> HttpResponse:
+def bulk(request: WorkspaceRequest) -> HttpResponse:
     """One bulk action (or its undo) on the selected entities; answers with the table as
     the URL's query string shows it, and the outcome above it."""
     try:

@@ -15,14 +15,14 @@ from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from explorer.snippets import highlighted
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from ingest.selectors import get_sources
 from knowledge.models import Entity, EntityState
 from knowledge.selectors.bulk_graph import DEFAULT_HUBS, MAX_BULK_NODES
@@ -46,20 +46,20 @@ MAX_SOURCE_CHOICES = 300
 
 @require_GET
 @workspace_page()
-def explore(request: HttpRequest) -> HttpResponse:
+def explore(request: WorkspaceRequest) -> HttpResponse:
     """The explorer shell; what it shows is in its URL (see static/js/graph/state.js).
 
     The count of active entities and the map threshold ride along as data attributes, so
     a bare URL decides between the community map and the hubs without a request first."""
-    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    workspace = request.membership.workspace
     # Most used first: the explorer gives colours in this order, so a type keeps its colour.
     entity_types = sorted(
-        (t for t in list_entity_types(workspace) if t.entity_count),  # type: ignore[attr-defined]
-        key=lambda t: (-t.entity_count, t.name),  # type: ignore[attr-defined]
+        (t for t in list_entity_types(workspace) if t.entity_count),
+        key=lambda t: (-t.entity_count, t.name),
     )
     relation_types = sorted(
-        (t for t in list_relation_types(workspace) if t.relation_count),  # type: ignore[attr-defined]
-        key=lambda t: (-t.relation_count, t.name),  # type: ignore[attr-defined]
+        (t for t in list_relation_types(workspace) if t.relation_count),
+        key=lambda t: (-t.relation_count, t.name),
     )
     return render(
         request,
@@ -138,11 +138,13 @@ def _grouped_relations(workspace: Workspace, entity_id: int) -> tuple[list[dict[
     return [{"type": name, "relations": rows} for name, rows in groups.items()], len(relations)
 
 
-def render_entity_panel(request: HttpRequest, entity_id: int, *, status: int = 200) -> HttpResponse:
+def render_entity_panel(
+    request: WorkspaceRequest, entity_id: int, *, status: int = 200
+) -> HttpResponse:
     """The entity panel of `entity_id` in the current workspace (404 for another
     workspace's or a missing entity): the panel alone for htmx, a page around it
     otherwise. Curation views call it to answer an action with the updated panel."""
-    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    workspace = request.membership.workspace
     try:
         entity = get_entity_detail(workspace, entity_id, evidence_limit=PANEL_EVIDENCE)
     except NotFound as error:
@@ -171,15 +173,15 @@ def render_entity_panel(request: HttpRequest, entity_id: int, *, status: int = 2
 
 @require_GET
 @workspace_page()
-def entity_panel(request: HttpRequest, entity_id: int) -> HttpResponse:
+def entity_panel(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     return render_entity_panel(request, entity_id)
 
 
 @require_GET
 @workspace_page()
-def relation_panel(request: HttpRequest, relation_id: int) -> HttpResponse:
+def relation_panel(request: WorkspaceRequest, relation_id: int) -> HttpResponse:
     """A relation, its two ends (links to their panels) and its evidence."""
-    workspace: Workspace = request.membership.workspace  # type: ignore[attr-defined]
+    workspace = request.membership.workspace
     try:
         relation = get_relation_detail(workspace, relation_id, evidence_limit=PANEL_EVIDENCE)
     except NotFound as error:

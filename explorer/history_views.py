@@ -19,13 +19,13 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from knowledge.actions.curation.undo import dependants, do_undo_event, is_undoable
 from knowledge.models import CurationAction, CurationEvent
 from knowledge.selectors.curation import (
@@ -42,19 +42,19 @@ PAGE_SIZE = 50
 REASON_CHARS = 300
 
 
-def _workspace(request: HttpRequest) -> Workspace:
-    return request.membership.workspace  # type: ignore[attr-defined]
+def _workspace(request: WorkspaceRequest) -> Workspace:
+    return request.membership.workspace
 
 
-def _can_edit(request: HttpRequest) -> bool:
-    return bool(request.membership.allows(Role.EDITOR))  # type: ignore[attr-defined]
+def _can_edit(request: WorkspaceRequest) -> bool:
+    return bool(request.membership.allows(Role.EDITOR))
 
 
 def _positive(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and 0 < int(value) < 2**63 else None
 
 
-def _filters(request: HttpRequest) -> tuple[dict[str, Any], list[str]]:
+def _filters(request: WorkspaceRequest) -> tuple[dict[str, Any], list[str]]:
     """The filters asked for, and what could not be read (shown, then ignored)."""
     query = request.GET
     errors = []
@@ -127,7 +127,7 @@ def _rows(
 
 @workspace_page()
 @require_GET
-def history(request: HttpRequest) -> HttpResponse:
+def history(request: WorkspaceRequest) -> HttpResponse:
     workspace = _workspace(request)
     filters, errors = _filters(request)
     page = Paginator(list_curation_events(workspace, **filters), PAGE_SIZE).get_page(
@@ -154,7 +154,7 @@ def history(request: HttpRequest) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def history_undo(request: HttpRequest, event_id: int) -> HttpResponse:
+def history_undo(request: WorkspaceRequest, event_id: int) -> HttpResponse:
     """Undo one event (with `cascade`, the later ones in its way first); answers with its
     row (htmx), or back to the page with the outcome as a message."""
     workspace = _workspace(request)
@@ -167,7 +167,7 @@ def history_undo(request: HttpRequest, event_id: int) -> HttpResponse:
         undo = do_undo_event(
             workspace=workspace,
             event_id=event.pk,
-            actor=request.user,  # type: ignore[arg-type]
+            actor=request.user,
             cascade=cascade,
         )
     except Conflict as exc:
@@ -177,7 +177,7 @@ def history_undo(request: HttpRequest, event_id: int) -> HttpResponse:
         outcome = {"error": True, "message": exc.message, "blockers": []}
     else:
         outcome = {"error": False, "message": undo.summary, "undo": undo}
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         (messages.error if outcome["error"] else messages.success)(request, outcome["message"])
         return redirect(f"{reverse('explorer:history')}?{urlencode({'ws': workspace.slug})}")
     event.refresh_from_db()

@@ -28,12 +28,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from ingest.models import Source
 from ingest.selectors import get_source_for_workspace, get_sources
 from knowledge.actions.curation.block import do_undo_block
@@ -68,11 +68,11 @@ class Outcome:
     event: int | None = None
 
 
-def _workspace(request: HttpRequest) -> Workspace:
-    return request.membership.workspace  # type: ignore[attr-defined]
+def _workspace(request: WorkspaceRequest) -> Workspace:
+    return request.membership.workspace
 
 
-def _source(request: HttpRequest) -> Source | None:
+def _source(request: WorkspaceRequest) -> Source | None:
     """The source the page reports on (`source` in the query or the form), or None."""
     raw = request.POST.get("source") or request.GET.get("source")
     if not raw:
@@ -83,7 +83,7 @@ def _source(request: HttpRequest) -> Source | None:
         raise Http404("No such source in this workspace.") from None
 
 
-def _page_url(request: HttpRequest, source: Source | None) -> str:
+def _page_url(request: WorkspaceRequest, source: Source | None) -> str:
     params = {"ws": _workspace(request).slug}
     if source is not None:
         params["source"] = str(source.pk)
@@ -92,7 +92,7 @@ def _page_url(request: HttpRequest, source: Source | None) -> str:
 
 @workspace_page()
 @require_GET
-def quality(request: HttpRequest) -> HttpResponse:
+def quality(request: WorkspaceRequest) -> HttpResponse:
     workspace = _workspace(request)
     source = _source(request)
     report = get_quality_report(workspace, source=source)
@@ -130,7 +130,7 @@ _DECISIONS: dict[str, bool | None] = {"structure": True, "not_structure": False,
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def section_label(request: HttpRequest) -> HttpResponse:
+def section_label(request: WorkspaceRequest) -> HttpResponse:
     """Mark a label of the source structure, not structure, or back to what its counts say,
     and answer with the labels section (htmx) or back to the page with a message."""
     workspace, source = _workspace(request), _source(request)
@@ -154,7 +154,7 @@ def section_label(request: HttpRequest) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def reextract(request: HttpRequest) -> HttpResponse:
+def reextract(request: WorkspaceRequest) -> HttpResponse:
     """Queue the source's extraction again, forced, so the labels as they stand now apply."""
     workspace, source = _workspace(request), _source(request)
     if source is None:
@@ -175,9 +175,9 @@ def _said(label: str, decision: str) -> str:
 
 
 def _labels_answer(
-    request: HttpRequest, workspace: Workspace, source: Source, outcome: Outcome
+    request: WorkspaceRequest, workspace: Workspace, source: Source, outcome: Outcome
 ) -> HttpResponse:
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         (messages.error if outcome.error else messages.success)(request, outcome.message)
         return redirect(_page_url(request, source) + "#labels-heading")
     return render(
@@ -194,7 +194,7 @@ def _labels_answer(
 
 
 def _decide(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     entity_id: int,
     act: Callable[[Workspace, Any], CurationEvent],
     undo: Callable[[CurationEvent], tuple[str | None, int | None]],
@@ -212,7 +212,7 @@ def _decide(
     else:
         kind, event_id = undo(event)
         outcome = Outcome(event.summary, undo=kind, event=event_id)
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         (messages.error if outcome.error else messages.success)(request, outcome.message)
         return redirect(_page_url(request, source))
     row = get_suspicious_name(workspace, entity_id, source=source)
@@ -225,7 +225,7 @@ def _decide(
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def delete_name(request: HttpRequest, entity_id: int) -> HttpResponse:
+def delete_name(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Delete the entity (its names blocked in its type); Undo restores it."""
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
@@ -236,7 +236,7 @@ def delete_name(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def block_name(request: HttpRequest, entity_id: int) -> HttpResponse:
+def block_name(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Delete the entity and block its name in every type; Undo lifts both."""
 
     def act(workspace: Workspace, actor: Any) -> CurationEvent:
@@ -247,7 +247,7 @@ def block_name(request: HttpRequest, entity_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def undo_name(request: HttpRequest, entity_id: int) -> HttpResponse:
+def undo_name(request: WorkspaceRequest, entity_id: int) -> HttpResponse:
     """Undo a Delete (`undo=restore`) or a Block (`undo=unblock`, `event` the block's)."""
     kind = request.POST.get("undo", "")
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from explorer.workspace_pages import workspace_page
+from explorer.workspace_pages import WorkspaceRequest, workspace_page
 from knowledge.actions.curation.types import do_merge_types, do_undo_schema_change
 from knowledge.actions.schema import (
     FALLBACK_ENTITY_TYPE,
@@ -59,11 +59,11 @@ class Outcome:
     undo: int | None = None  # the schema change a fresh Undo button undoes
 
 
-def _workspace(request: HttpRequest) -> Workspace:
-    return request.membership.workspace  # type: ignore[attr-defined]
+def _workspace(request: WorkspaceRequest) -> Workspace:
+    return request.membership.workspace
 
 
-def _page_url(request: HttpRequest) -> str:
+def _page_url(request: WorkspaceRequest) -> str:
     return f"{reverse('explorer:schema')}?ws={_workspace(request).slug}"
 
 
@@ -73,14 +73,14 @@ def _kind(raw: str) -> TypeKind:
     return KINDS[raw]
 
 
-def _type(request: HttpRequest, kind: TypeKind, type_id: int) -> SchemaType:
+def _type(request: WorkspaceRequest, kind: TypeKind, type_id: int) -> SchemaType:
     try:
         return get_schema_type(_workspace(request), kind, type_id)
     except DomainError:
         raise Http404(f"No such {kind} type in this workspace.") from None
 
 
-def _context(request: HttpRequest, outcome: Outcome | None = None) -> dict[str, Any]:
+def _context(request: WorkspaceRequest, outcome: Outcome | None = None) -> dict[str, Any]:
     workspace = _workspace(request)
     do_ensure_default_schema(workspace=workspace)
     overview = get_schema_overview(workspace)
@@ -98,17 +98,17 @@ def _context(request: HttpRequest, outcome: Outcome | None = None) -> dict[str, 
 
 @workspace_page()
 @require_GET
-def schema(request: HttpRequest) -> HttpResponse:
+def schema(request: WorkspaceRequest) -> HttpResponse:
     return render(request, "explorer/schema/page.html", _context(request))
 
 
-def _act(request: HttpRequest, act: Callable[[], Outcome]) -> HttpResponse:
+def _act(request: WorkspaceRequest, act: Callable[[], Outcome]) -> HttpResponse:
     """Run one action; answer with the page's body (htmx) or back to the page."""
     try:
         outcome = act()
     except DomainError as exc:
         outcome = Outcome(exc.message, error=True)
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         (messages.error if outcome.error else messages.success)(request, outcome.message)
         return redirect(_page_url(request))
     return render(request, "explorer/schema/page.html#schema-body", _context(request, outcome))
@@ -116,13 +116,13 @@ def _act(request: HttpRequest, act: Callable[[], Outcome]) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def accept_type(request: HttpRequest, kind: str, type_id: int) -> HttpResponse:
+def accept_type(request: WorkspaceRequest, kind: str, type_id: int) -> HttpResponse:
     found = _type(request, _kind(kind), type_id)
 
     def act() -> Outcome:
         do_accept_type(
             workspace=_workspace(request), kind=_kind(kind), name=found.name,
-            actor=request.user,  # type: ignore[arg-type]
+            actor=request.user,
         )  # fmt: skip
         return _logged(request, f"Accepted the {kind} type {found.name}.", found)
 
@@ -131,13 +131,13 @@ def accept_type(request: HttpRequest, kind: str, type_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def retire_type(request: HttpRequest, kind: str, type_id: int) -> HttpResponse:
+def retire_type(request: WorkspaceRequest, kind: str, type_id: int) -> HttpResponse:
     found = _type(request, _kind(kind), type_id)
 
     def act() -> Outcome:
         do_retire_type(
             workspace=_workspace(request), kind=_kind(kind), name=found.name,
-            actor=request.user,  # type: ignore[arg-type]
+            actor=request.user,
         )  # fmt: skip
         return _logged(request, f"Retired the {kind} type {found.name}.", found)
 
@@ -146,14 +146,14 @@ def retire_type(request: HttpRequest, kind: str, type_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def rename_type(request: HttpRequest, kind: str, type_id: int) -> HttpResponse:
+def rename_type(request: WorkspaceRequest, kind: str, type_id: int) -> HttpResponse:
     found = _type(request, _kind(kind), type_id)
     new_name = request.POST.get("name", "")
 
     def act() -> Outcome:
         renamed = do_rename_type(
             workspace=_workspace(request), kind=_kind(kind), name=found.name, new_name=new_name,
-            actor=request.user,  # type: ignore[arg-type]
+            actor=request.user,
         )  # fmt: skip
         return _logged(request, f"Renamed the {kind} type {found.name} to {renamed.name}.", renamed)
 
@@ -162,7 +162,7 @@ def rename_type(request: HttpRequest, kind: str, type_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def merge_types(request: HttpRequest) -> HttpResponse:
+def merge_types(request: WorkspaceRequest) -> HttpResponse:
     """Merge `source` into `into` (type ids of one `kind`); without `confirm` it answers
     with what the merge would do and a Confirm button."""
     kind = _kind(request.POST.get("kind", ""))
@@ -172,7 +172,7 @@ def merge_types(request: HttpRequest) -> HttpResponse:
     except ValueError:
         return _act(request, _refuse("Choose the two types to merge."))
     if request.POST.get("confirm") != "1":
-        if not request.htmx:  # type: ignore[attr-defined]
+        if not request.htmx:
             return _act(request, _refuse("Confirm the merge."))
         context = {**_context(request), "confirm": {"kind": kind, "source": source, "into": into}}
         return render(request, "explorer/schema/page.html#schema-body", context)
@@ -180,7 +180,7 @@ def merge_types(request: HttpRequest) -> HttpResponse:
     def act() -> Outcome:
         merge = do_merge_types(
             workspace=_workspace(request), kind=kind, source_name=source.name,
-            into_name=into.name, actor=request.user,  # type: ignore[arg-type]
+            into_name=into.name, actor=request.user,
         )  # fmt: skip
         left = f"; {len(merge.conflicts)} left in {source.name} (listed below)"
         return Outcome(
@@ -192,7 +192,7 @@ def merge_types(request: HttpRequest) -> HttpResponse:
     return _act(request, act)
 
 
-def _logged(request: HttpRequest, message: str, found: SchemaType) -> Outcome:
+def _logged(request: WorkspaceRequest, message: str, found: SchemaType) -> Outcome:
     """What an action just did, with an Undo of the change it logged: this person's
     newest change of this type (none when the action changed nothing)."""
     latest = latest_type_change(_workspace(request), actor_id=request.user.pk, name=found.name)
@@ -208,7 +208,7 @@ def _refuse(message: str) -> Callable[[], Outcome]:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def undo_change(request: HttpRequest, change_id: int) -> HttpResponse:
+def undo_change(request: WorkspaceRequest, change_id: int) -> HttpResponse:
     """Undo one logged change of a type (accept, retire, rename, domain, merge)."""
     workspace = _workspace(request)
     try:
@@ -217,7 +217,7 @@ def undo_change(request: HttpRequest, change_id: int) -> HttpResponse:
         raise Http404("No such schema change in this workspace.") from None
 
     def act() -> Outcome:
-        do_undo_schema_change(workspace=workspace, change_id=change.pk, actor=request.user)  # type: ignore[arg-type]
+        do_undo_schema_change(workspace=workspace, change_id=change.pk, actor=request.user)
         return Outcome(f"Undid: {change.summary}")
 
     return _act(request, act)
@@ -225,14 +225,14 @@ def undo_change(request: HttpRequest, change_id: int) -> HttpResponse:
 
 @workspace_page(role=Role.EDITOR)
 @require_POST
-def set_domain(request: HttpRequest, type_id: int) -> HttpResponse:
+def set_domain(request: WorkspaceRequest, type_id: int) -> HttpResponse:
     found = _type(request, "relation", type_id)
 
     def act() -> Outcome:
         do_set_relation_domain(
             workspace=_workspace(request), name=found.name,
             domain=request.POST.getlist("domain"), range=request.POST.getlist("range"),
-            actor=request.user,  # type: ignore[arg-type]
+            actor=request.user,
         )  # fmt: skip
         return _logged(request, f"Saved the domain and range of {found.name}.", found)
 
@@ -241,7 +241,7 @@ def set_domain(request: HttpRequest, type_id: int) -> HttpResponse:
 
 @workspace_page()
 @require_GET
-def violations(request: HttpRequest, type_id: int) -> HttpResponse:
+def violations(request: WorkspaceRequest, type_id: int) -> HttpResponse:
     """A page of the relations of one type outside its domain or range."""
     found = _type(request, "relation", type_id)
     try:

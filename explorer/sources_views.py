@@ -1,138 +1,56 @@
-"""Sources screens: the list with live progress (the home page), uploads, crawls, a
-source's detail page with its actions, and the document page evidence links point at.
+"""The sources list, the home page: the workspace's sources with live progress, and the
+upload and crawl forms above them. A source's own page is source_detail_views; the
+document page evidence links point at is document_views.
 
-The pages poll while something runs and stop when nothing does: a running source's row or
-detail body carries an htmx `every 2s` trigger, and a finished one is rendered without it,
-so the last poll (the one that sees the work done) ends the polling by itself.
+The list polls while something runs and stops when nothing does: a running source's row
+carries an htmx `every 2s` trigger, and a finished one is rendered without it, so the
+last poll (the one that sees the work done) ends the polling by itself.
 
-Every URL these pages produce carries `?ws=`: a page polled or a form posted from one tab
+Every URL the page produces carries `?ws=`: a page polled or a form posted from one tab
 must stay in the workspace that tab shows, whatever another tab switched the session to.
-Writes (upload, crawl, cancel, retry, re-ingest, delete) need the editor role; viewers see
-no controls and the server refuses them anyway.
+Uploads and crawls need the editor role; viewers see no controls and the server refuses
+them anyway.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import URLPattern, path, reverse
-from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
+from explorer.source_display import (
+    POLL_SECONDS,
+    Progress,
+    counted,
+    extractor_label,
+    page_number,
+    source_progress,
+)
 from explorer.sources_forms import CrawlForm, UploadCheck, check_uploads, split_tags
-from explorer.workspace_pages import workspace_page
-from ingest.actions.crawl import do_create_crawl, do_rerun_source
-from ingest.actions.sources import (
-    do_cancel_source,
-    do_create_upload_source,
-    do_request_source_deletion,
-    do_retry_source,
+from explorer.workspace_pages import (
+    WorkspaceRequest,
+    workspace_page,
+    workspace_query,
+    workspace_url,
 )
-from ingest.models import Document, Source, SourceStatus
-from ingest.selectors import (
-    get_document_for_workspace,
-    get_documents,
-    get_failed_documents,
-    get_pages,
-    get_source_for_workspace,
-    get_sources,
-)
-from knowledge.models import SourceExtraction
-from knowledge.selectors.extraction import get_extraction_summary
+from ingest.actions.crawl import do_create_crawl
+from ingest.actions.sources import do_create_upload_source
+from ingest.models import Source
+from ingest.selectors import get_sources
 from system.llm.availability import extraction_uses_llm
 from system.selectors import get_worker_status
-from workspaces.errors import DomainError, NotFound
+from workspaces.errors import DomainError
 from workspaces.models import Role
 
 SOURCES_PER_PAGE = 50
-ROWS_PER_PAGE = 100  # documents or crawl pages on a source's detail page
-POLL_SECONDS = 2
-
-
-# --- What the templates show ---------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """A source's progress as one bar: crawl pages settled plus documents processed, over
-    pages discovered plus documents created. `total` 0 while work is under way draws an
-    indeterminate bar (nothing counted yet)."""
-
-    done: int
-    total: int
-    label: str
-
-
-def source_progress(source: Source) -> Progress:
-    progress = source.progress
-    done, total = progress.done, progress.total
-    if source.status == SourceStatus.DONE:
-        done = total = max(total, 1)
-    if source.is_finished:
-        total = max(total, 1)  # a finished source never shows the "still working" bar
-        failed = progress.failed
-        label = _count(progress.documents, "document") + (f", {failed} failed" if failed else "")
-    else:
-        label = f"{progress.documents_settled} of {_count(progress.documents, 'document')}"
-        if source.is_crawl:
-            label = f"{progress.pages_settled} of {_count(progress.pages, 'page')}, {label}"
-        if activity := activity_label(source):
-            label = f"{label} · {activity}"
-    return Progress(done, total, label)
-
-
-_STAGE_WORDS = {
-    "parsing": "Parsing",
-    "chunking": "Chunking",
-    "embedding": "Embedding",
-    "extracting": "Extracting",
-}
-
-
-def activity_label(source: Source) -> str:
-    """What the slice in flight is doing inside a document, in words ("Embedding 120 of
-    480 chunks of Guide.pdf"), or "" when nothing is reported (ingest/actions/activity.py)."""
-    activity = source.activity or {}
-    stage = _STAGE_WORDS.get(str(activity.get("stage", "")))
-    if not stage or not source.is_active:
-        return ""
-    text = stage
-    if activity.get("total"):
-        done, total = int(activity.get("done", 0)), int(activity["total"])
-        text += f" {done:,} of {total:,} {activity.get('unit', '')}"
-    if activity.get("document"):
-        text += f"{' of' if activity.get('total') else ''} {activity['document']}"
-    return text.strip()
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def extractor_label(source: Source) -> str:
-    """Which extractor worked on the source, said plainly: the offline one must never pass
-    for the LLM."""
-    try:
-        account: SourceExtraction = source.extraction
-    except ObjectDoesNotExist:
-        return ""
-    return _extractor_text(account.extractor, account.model)
-
-
-def _extractor_text(extractor: str, model: str) -> str:
-    if extractor == "offline":
-        return "Offline extractor"
-    if extractor == "llm":
-        return f"LLM ({model})" if model else "LLM"
-    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,51 +77,18 @@ class UploadResult:
     check: UploadCheck
 
 
-# --- Helpers ---------------------------------------------------------------------------
-
-
-def _ws(request: HttpRequest) -> str:
-    return str(request.membership.workspace.slug)  # type: ignore[attr-defined]
-
-
-def _query(request: HttpRequest, **params: object) -> str:
-    """The query string of a URL for this workspace: `ws` plus the non-empty `params`."""
-    return urlencode({"ws": _ws(request), **{k: v for k, v in params.items() if v}})
-
-
-def _url(request: HttpRequest, name: str, *args: object, **params: object) -> str:
-    return f"{reverse(name, args=args)}?{_query(request, **params)}"
-
-
-def _source_or_404(request: HttpRequest, source_id: int) -> Source:
-    try:
-        return get_source_for_workspace(request.membership.workspace, source_id)  # type: ignore[attr-defined]
-    except NotFound as exc:
-        raise Http404(exc.message) from None
-
-
-def _page_number(request: HttpRequest, name: str) -> str:
-    value = request.GET.get(name, "1")
-    return value if value.isdigit() else "1"
-
-
-# --- The list (home page) ------------------------------------------------------------
-
-
-def _form_context(request: HttpRequest) -> dict[str, Any]:
+def _form_context(request: WorkspaceRequest) -> dict[str, Any]:
     """What the upload and crawl partials need besides their own state."""
     return {
-        "ws_query": _query(request),
+        "ws_query": workspace_query(request),
         "max_file_mb": round(settings.INGEST_MAX_FILE_BYTES / 1024 / 1024),
     }
 
 
-def _list_context(request: HttpRequest) -> dict[str, Any]:
-    workspace = request.membership.workspace  # type: ignore[attr-defined]
+def _list_context(request: WorkspaceRequest) -> dict[str, Any]:
+    workspace = request.membership.workspace
     sources = get_sources(workspace).select_related("extraction")
-    page: Page[Source] = Paginator(sources, SOURCES_PER_PAGE).get_page(
-        _page_number(request, "page")
-    )
+    page: Page[Source] = Paginator(sources, SOURCES_PER_PAGE).get_page(page_number(request, "page"))
     rows = [_row(source) for source in page]
     return {
         # Polled with the list: a worker started (or stopped) while someone watches shows.
@@ -213,13 +98,15 @@ def _list_context(request: HttpRequest) -> dict[str, Any]:
         "page_obj": page,
         "polling": any(row.running for row in rows),
         "poll_seconds": POLL_SECONDS,
-        "list_url": _url(request, "explorer:home", page=page.number if page.number > 1 else ""),
+        "list_url": workspace_url(
+            request, "explorer:home", page=page.number if page.number > 1 else ""
+        ),
         **_form_context(request),
     }
 
 
 def _list_page(
-    request: HttpRequest,
+    request: WorkspaceRequest,
     *,
     upload: UploadResult | None = None,
     crawl_form: CrawlForm | None = None,
@@ -236,16 +123,16 @@ def _list_page(
 
 @require_safe
 @workspace_page()
-def source_list(request: HttpRequest) -> HttpResponse:
+def source_list(request: WorkspaceRequest) -> HttpResponse:
     """The workspace's sources, newest first; the htmx poll gets the table alone."""
-    if request.htmx and request.htmx.target == "source-list":  # type: ignore[attr-defined]
+    if request.htmx and request.htmx.target == "source-list":
         return render(request, "explorer/sources/list.html#source-table", _list_context(request))
     return _list_page(request)
 
 
 @require_POST
 @workspace_page(role=Role.EDITOR)
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: WorkspaceRequest) -> HttpResponse:
     """One or more files (a drop or the file input) become one new upload source; files
     that cannot be taken are named with the reason, and the others are taken anyway."""
     files = request.FILES.getlist("files")
@@ -254,18 +141,18 @@ def upload(request: HttpRequest) -> HttpResponse:
     if check.accepted and not check.refused:
         try:
             source, _added = do_create_upload_source(
-                workspace=request.membership.workspace,  # type: ignore[attr-defined]
+                workspace=request.membership.workspace,
                 files=[(f.name or "upload", f.chunks()) for f in check.accepted],
                 name=request.POST.get("name", ""),
                 tags=split_tags(request.POST.get("tags", "")),
-                created_by=request.user,  # type: ignore[arg-type]
+                created_by=request.user,
             )
         except DomainError as exc:
             check.refused = exc.message
     result = UploadResult(
         source=source, accepted=[f.name or "upload" for f in check.accepted], check=check
     )
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         context = {**_form_context(request), "upload": result}
         response = render(request, "explorer/sources/list.html#upload-panel", context)
         if source is not None:
@@ -277,17 +164,17 @@ def upload(request: HttpRequest) -> HttpResponse:
     messages.success(request, _uploaded_message(result))
     for problem in check.problems:
         messages.error(request, f"Not uploaded: {problem.name}: {problem.message}")
-    return redirect(_url(request, "explorer:home"))
+    return redirect(workspace_url(request, "explorer:home"))
 
 
 def _uploaded_message(result: UploadResult) -> str:
     name = result.source.name if result.source else ""
-    return f"Uploaded {_count(len(result.accepted), 'file')} as “{name}”; processing has started."
+    return f"Uploaded {counted(len(result.accepted), 'file')} as “{name}”; processing has started."
 
 
 @require_POST
 @workspace_page(role=Role.EDITOR)
-def crawl(request: HttpRequest) -> HttpResponse:
+def crawl(request: WorkspaceRequest) -> HttpResponse:
     """Start a crawl (as the API's crawl creation does) and go to its page to watch it;
     a refused request comes back as the form with each problem next to its field."""
     form = CrawlForm(request.POST)
@@ -295,7 +182,7 @@ def crawl(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             source = do_create_crawl(
-                workspace=request.membership.workspace,  # type: ignore[attr-defined]
+                workspace=request.membership.workspace,
                 **form.crawl_request(),
                 name=data["name"],
                 tags=split_tags(data["tags"]),
@@ -304,11 +191,11 @@ def crawl(request: HttpRequest) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            detail = _url(request, "explorer:source_detail", source.pk)
-            if request.htmx:  # type: ignore[attr-defined]
+            detail = workspace_url(request, "explorer:source_detail", source.pk)
+            if request.htmx:
                 return HttpResponseClientRedirect(detail)
             return redirect(detail)
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         return render(
             request,
             "explorer/sources/list.html#crawl-form",
@@ -318,175 +205,8 @@ def crawl(request: HttpRequest) -> HttpResponse:
     return _list_page(request, crawl_form=form, status=422)
 
 
-# --- One source ----------------------------------------------------------------------
-
-
-def _detail_context(request: HttpRequest, source: Source) -> dict[str, Any]:
-    workspace = request.membership.workspace  # type: ignore[attr-defined]
-    documents: Page[Document] = Paginator(get_documents(source), ROWS_PER_PAGE).get_page(
-        _page_number(request, "docs")
-    )
-    is_crawl = source.is_crawl
-    pages = (
-        Paginator(get_pages(source), ROWS_PER_PAGE).get_page(_page_number(request, "pages"))
-        if is_crawl
-        else None
-    )
-    extraction = get_extraction_summary(workspace, source)
-    running = not source.is_finished
-    params = {k: request.GET.get(k, "") for k in ("docs", "pages")}
-    return {
-        "source": source,
-        "progress": source_progress(source),
-        "running": running,
-        "poll_seconds": POLL_SECONDS,
-        "is_crawl": is_crawl,
-        "documents": documents,
-        "pages": pages,
-        "failed": get_failed_documents(source, limit=20),
-        "extraction": extraction,
-        "extractor": _extractor_text(extraction["extractor"], extraction["model"]),
-        "detail_url": _url(request, "explorer:source_detail", source.pk, **params),
-        "ws_query": _query(request),
-        "docs_query": _query(request, pages=params["pages"]),
-        "pages_query": _query(request, docs=params["docs"]),
-        "can_cancel": source.can_cancel,
-        "can_rerun": source.can_rerun,
-        "can_retry": source.can_retry,
-        "can_delete": source.can_delete,
-    }
-
-
-@require_safe
-@workspace_page()
-def source_detail(request: HttpRequest, source_id: int) -> HttpResponse:
-    """A source: progress, extraction, documents and their errors, and a crawl's pages."""
-    source = _source_or_404(request, source_id)
-    context = _detail_context(request, source)
-    if request.htmx and request.htmx.target == "source-body":  # type: ignore[attr-defined]
-        return render(request, "explorer/sources/detail.html#source-body", context)
-    return render(request, "explorer/sources/detail.html", {**context, "nav": "sources"})
-
-
-def _run_action(request: HttpRequest, source_id: int, act: Any) -> HttpResponse:
-    """Call one source action, tell the person what it did (or why not), and go back."""
-    source = _source_or_404(request, source_id)
-    try:
-        messages.success(request, act(source))
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return redirect(_url(request, "explorer:source_detail", source.pk))
-
-
-@require_POST
-@workspace_page(role=Role.EDITOR)
-def cancel_source(request: HttpRequest, source_id: int) -> HttpResponse:
-    def act(source: Source) -> str:
-        do_cancel_source(source=source)
-        return "Cancelled: queued work will not be done; work in progress stops after its step."
-
-    return _run_action(request, source_id, act)
-
-
-@require_POST
-@workspace_page(role=Role.EDITOR)
-def retry_source(request: HttpRequest, source_id: int) -> HttpResponse:
-    def act(source: Source) -> str:
-        queued = do_retry_source(source=source)
-        return f"Retrying {_count(queued, 'document')} that failed or were cancelled."
-
-    return _run_action(request, source_id, act)
-
-
-@require_POST
-@workspace_page(role=Role.EDITOR)
-def reingest_source(request: HttpRequest, source_id: int) -> HttpResponse:
-    def act(source: Source) -> str:
-        queued = do_rerun_source(source=source)
-        if source.is_crawl:
-            return f"Crawling again: {queued} pages queued; unchanged pages cost nothing."
-        return f"Re-ingesting: {_count(queued, 'document')} queued; unchanged documents do no work."
-
-    return _run_action(request, source_id, act)
-
-
-@require_http_methods(["GET", "POST"])
-@workspace_page(role=Role.EDITOR)
-def delete_source(request: HttpRequest, source_id: int) -> HttpResponse:
-    """GET asks for confirmation (a page of its own, so no script is needed); POST deletes,
-    in the background, the source and everything derived from it."""
-    source = _source_or_404(request, source_id)
-    if request.method == "POST":
-        try:
-            do_request_source_deletion(source=source)
-        except DomainError as exc:
-            messages.error(request, exc.message)
-            return redirect(_url(request, "explorer:source_detail", source.pk))
-        messages.success(
-            request, f"Deleting “{source.name}” and everything derived from it in the background."
-        )
-        return redirect(_url(request, "explorer:home"))
-    return render(
-        request,
-        "explorer/sources/confirm_delete.html",
-        {"source": source, "nav": "sources", "ws_query": _query(request)},
-    )
-
-
-# --- A document ----------------------------------------------------------------------
-
-
-def _span(request: HttpRequest, length: int) -> tuple[int, int] | None:
-    """`?start=N&end=M` as character offsets into the text, clamped to it; None when absent
-    or empty (the text may have changed since the evidence was recorded)."""
-    start, end = request.GET.get("start", ""), request.GET.get("end", "")
-    if not (start.isdigit() and end.isdigit()):
-        return None
-    first, last = min(int(start), length), min(int(end), length)
-    return (first, last) if first < last else None
-
-
-@require_safe
-@workspace_page()
-def document(request: HttpRequest, document_id: int) -> HttpResponse:
-    """A document's text; with `?start=&end=` the span is marked and scrolled into view.
-    The three parts are plain strings: the template escapes each, so no document text is
-    ever trusted as markup."""
-    try:
-        doc = get_document_for_workspace(request.membership.workspace, document_id)  # type: ignore[attr-defined]
-    except NotFound as exc:
-        raise Http404(exc.message) from None
-    text = doc.text
-    span = _span(request, len(text))
-    asked = "start" in request.GET or "end" in request.GET
-    context: dict[str, Any] = {
-        "document": doc,
-        "source": doc.source,
-        "nav": "sources",
-        "ws_query": _query(request),
-        "span": span,
-        "span_missing": asked and span is None,
-    }
-    if span is None:
-        context["before"], context["marked"], context["after"] = text, "", ""
-    else:
-        first, last = span
-        context["before"], context["marked"], context["after"] = (
-            text[:first],
-            text[first:last],
-            text[last:],
-        )
-    return render(request, "explorer/sources/document.html", context)
-
-
 urlpatterns: list[URLPattern] = [
     path("", source_list, name="home"),
     path("sources/upload/", upload, name="upload"),
     path("sources/crawl/", crawl, name="crawl"),
-    path("sources/<int:source_id>/", source_detail, name="source_detail"),
-    path("sources/<int:source_id>/cancel/", cancel_source, name="source_cancel"),
-    path("sources/<int:source_id>/retry/", retry_source, name="source_retry"),
-    path("sources/<int:source_id>/reingest/", reingest_source, name="source_reingest"),
-    path("sources/<int:source_id>/delete/", delete_source, name="source_delete"),
-    path("documents/<int:document_id>/", document, name="document"),
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
@@ -26,6 +27,9 @@ from knowledge.models.schema import SchemaType, TypeChange
 from knowledge.prompts import describe_relation_type
 from workspaces.models import Workspace
 from workspaces.selectors import get_object_for_workspace
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 EXAMPLES_PER_TYPE = 3
 MAX_VIOLATIONS_PAGE = 50
@@ -55,7 +59,15 @@ def get_schema_snapshot(workspace: Workspace) -> SchemaSnapshot:
     return SchemaSnapshot(entity_types=entity, relation_types=relation, hash=digest)
 
 
-def list_entity_types(workspace: Workspace) -> list[EntityType]:
+class EntityCount(TypedDict):
+    entity_count: int
+
+
+class RelationCount(TypedDict):
+    relation_count: int
+
+
+def list_entity_types(workspace: Workspace) -> list[WithAnnotations[EntityType, EntityCount]]:
     return list(
         EntityType.objects.for_workspace(workspace)
         .annotate(entity_count=Count("entities"))
@@ -63,7 +75,9 @@ def list_entity_types(workspace: Workspace) -> list[EntityType]:
     )
 
 
-def list_relation_types(workspace: Workspace) -> list[RelationType]:
+def list_relation_types(
+    workspace: Workspace,
+) -> list[WithAnnotations[RelationType, RelationCount]]:
     return list(
         RelationType.objects.for_workspace(workspace)
         .annotate(relation_count=Count("relations"))

@@ -15,10 +15,12 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.http import QueryDict
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from explorer.entities_views import parse_filters
 from knowledge.actions.curation.entities import do_delete_entity
 from knowledge.models import (
     CurationAction,
@@ -206,6 +208,23 @@ def test_a_header_sorts_by_its_column_and_a_second_click_reverses_it(editor, gra
     html = page(client, type="person", sort="-degree").content.decode()
     assert f'href="{base}?ws=acme&amp;type=person&amp;sort=degree" data-sort="degree"' in html
     assert html.count('aria-sort="descending"') == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "sort", "descending", "curated"),
+    [
+        ("sort=-degree&curated=yes", "degree", True, "yes"),
+        ("sort=bogus&curated=maybe", "name", False, ""),
+        ("sort=-relevance&curated=no", "name", False, "no"),
+        ("q=ada&sort=-relevance", "relevance", True, ""),
+        ("q=ada&sort=bogus", "relevance", False, ""),
+        ("q=ada&sort=-name", "name", True, ""),
+    ],
+)
+def test_a_sort_or_curated_filter_that_makes_no_sense_falls_back(query, sort, descending, curated):
+    """Relevance sorts only a search and is its default; name is everyone else's."""
+    filters = parse_filters(QueryDict(query))
+    assert (filters.sort, filters.descending, filters.curated) == (sort, descending, curated)
 
 
 def test_pages_of_fifty_with_the_total_and_links_that_keep_the_filters(editor):

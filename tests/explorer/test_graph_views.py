@@ -3,11 +3,15 @@ see what, what the panels show, that untrusted text stays text, and the payloads
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client, RequestFactory
+from django_htmx.middleware import HtmxDetails
 
 from explorer.graph_views import render_entity_panel
+from explorer.workspace_pages import WorkspaceRequest
 from knowledge.models import Entity, EntityState
 from tests.knowledge.graph_data import make_graph, make_lab_graph
 from tests.support import signed_in
@@ -152,11 +156,12 @@ def test_panels_render_hostile_names_descriptions_and_evidence_as_text(make_memb
 def test_render_entity_panel_renders_the_current_workspaces_entity_with_a_status(lab):
     member, built = lab
     membership = Membership.objects.get(user=member.user, workspace=member.workspace)
-    request = RequestFactory().get("/", headers={"HX-Request": "true"})
+    # Set up as the middleware and workspace_page would.
+    request = cast(WorkspaceRequest, RequestFactory().get("/", headers={"HX-Request": "true"}))
     request.user = member.user
     request.session = SessionStore()
-    request.membership = membership  # type: ignore[attr-defined]  # as workspace_page sets it
-    request.htmx = True  # type: ignore[attr-defined]  # as django-htmx's middleware sets it
+    request.membership = membership
+    request.htmx = HtmxDetails(request)
     response = render_entity_panel(request, built.entities["Paris"].pk, status=201)
     assert response.status_code == 201
     html = response.content.decode()

@@ -9,7 +9,7 @@ import time
 import pytest
 from django.db import connection
 
-from explorer.sources_views import activity_label
+from explorer.source_display import activity_label
 from ingest import stages
 from ingest.actions.sources import do_start_source
 from ingest.models import Document, DocumentStatus, Source

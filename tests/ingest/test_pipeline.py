@@ -9,7 +9,7 @@ import pytest
 from django.contrib.postgres.search import SearchQuery
 from django.core.management import CommandError, call_command
 
-from explorer.sources_views import activity_label
+from explorer.source_display import activity_label
 from ingest import blobs, stages
 from ingest.actions.sources import (
     do_add_file,

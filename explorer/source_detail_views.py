@@ -1,0 +1,178 @@
+"""A source's page: its progress, extraction, documents and their errors, and a crawl's
+pages, with its actions (cancel, retry, re-ingest, delete).
+
+The page polls while the source runs and stops when it is done: a running source's body
+carries an htmx `every 2s` trigger, and a finished one is rendered without it, so the
+last poll ends the polling by itself. Every URL it produces carries `?ws=` (see
+sources_views). The actions need the editor role; viewers see no controls and the server
+refuses them anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Page, Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from explorer.source_display import (
+    POLL_SECONDS,
+    counted,
+    extractor_text,
+    page_number,
+    source_progress,
+)
+from explorer.workspace_pages import (
+    WorkspaceRequest,
+    workspace_page,
+    workspace_query,
+    workspace_url,
+)
+from ingest.actions.crawl import do_rerun_source
+from ingest.actions.sources import do_cancel_source, do_request_source_deletion, do_retry_source
+from ingest.models import Document, Source
+from ingest.selectors import (
+    get_documents,
+    get_failed_documents,
+    get_pages,
+    get_source_for_workspace,
+)
+from knowledge.selectors.extraction import get_extraction_summary
+from workspaces.errors import DomainError, NotFound
+from workspaces.models import Role
+
+ROWS_PER_PAGE = 100  # documents or crawl pages on a source's detail page
+
+
+def _source_or_404(request: WorkspaceRequest, source_id: int) -> Source:
+    try:
+        return get_source_for_workspace(request.membership.workspace, source_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+
+
+def _detail_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
+    workspace = request.membership.workspace
+    documents: Page[Document] = Paginator(get_documents(source), ROWS_PER_PAGE).get_page(
+        page_number(request, "docs")
+    )
+    is_crawl = source.is_crawl
+    pages = (
+        Paginator(get_pages(source), ROWS_PER_PAGE).get_page(page_number(request, "pages"))
+        if is_crawl
+        else None
+    )
+    extraction = get_extraction_summary(workspace, source)
+    running = not source.is_finished
+    params = {k: request.GET.get(k, "") for k in ("docs", "pages")}
+    return {
+        "source": source,
+        "progress": source_progress(source),
+        "running": running,
+        "poll_seconds": POLL_SECONDS,
+        "is_crawl": is_crawl,
+        "documents": documents,
+        "pages": pages,
+        "failed": get_failed_documents(source, limit=20),
+        "extraction": extraction,
+        "extractor": extractor_text(extraction["extractor"], extraction["model"]),
+        "detail_url": workspace_url(request, "explorer:source_detail", source.pk, **params),
+        "ws_query": workspace_query(request),
+        "docs_query": workspace_query(request, pages=params["pages"]),
+        "pages_query": workspace_query(request, docs=params["docs"]),
+        "can_cancel": source.can_cancel,
+        "can_rerun": source.can_rerun,
+        "can_retry": source.can_retry,
+        "can_delete": source.can_delete,
+    }
+
+
+@require_safe
+@workspace_page()
+def source_detail(request: WorkspaceRequest, source_id: int) -> HttpResponse:
+    """A source: progress, extraction, documents and their errors, and a crawl's pages."""
+    source = _source_or_404(request, source_id)
+    context = _detail_context(request, source)
+    if request.htmx and request.htmx.target == "source-body":
+        return render(request, "explorer/sources/detail.html#source-body", context)
+    return render(request, "explorer/sources/detail.html", {**context, "nav": "sources"})
+
+
+def _run_action(request: WorkspaceRequest, source_id: int, act: Any) -> HttpResponse:
+    """Call one source action, tell the person what it did (or why not), and go back."""
+    source = _source_or_404(request, source_id)
+    try:
+        messages.success(request, act(source))
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect(workspace_url(request, "explorer:source_detail", source.pk))
+
+
+@require_POST
+@workspace_page(role=Role.EDITOR)
+def cancel_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
+    def act(source: Source) -> str:
+        do_cancel_source(source=source)
+        return "Cancelled: queued work will not be done; work in progress stops after its step."
+
+    return _run_action(request, source_id, act)
+
+
+@require_POST
+@workspace_page(role=Role.EDITOR)
+def retry_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
+    def act(source: Source) -> str:
+        queued = do_retry_source(source=source)
+        return f"Retrying {counted(queued, 'document')} that failed or were cancelled."
+
+    return _run_action(request, source_id, act)
+
+
+@require_POST
+@workspace_page(role=Role.EDITOR)
+def reingest_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
+    def act(source: Source) -> str:
+        queued = do_rerun_source(source=source)
+        if source.is_crawl:
+            return f"Crawling again: {queued} pages queued; unchanged pages cost nothing."
+        return (
+            f"Re-ingesting: {counted(queued, 'document')} queued; unchanged documents do no work."
+        )
+
+    return _run_action(request, source_id, act)
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_page(role=Role.EDITOR)
+def delete_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
+    """GET asks for confirmation (a page of its own, so no script is needed); POST deletes,
+    in the background, the source and everything derived from it."""
+    source = _source_or_404(request, source_id)
+    if request.method == "POST":
+        try:
+            do_request_source_deletion(source=source)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            return redirect(workspace_url(request, "explorer:source_detail", source.pk))
+        messages.success(
+            request, f"Deleting “{source.name}” and everything derived from it in the background."
+        )
+        return redirect(workspace_url(request, "explorer:home"))
+    return render(
+        request,
+        "explorer/sources/confirm_delete.html",
+        {"source": source, "nav": "sources", "ws_query": workspace_query(request)},
+    )
+
+
+urlpatterns: list[URLPattern] = [
+    path("sources/<int:source_id>/", source_detail, name="source_detail"),
+    path("sources/<int:source_id>/cancel/", cancel_source, name="source_cancel"),
+    path("sources/<int:source_id>/retry/", retry_source, name="source_retry"),
+    path("sources/<int:source_id>/reingest/", reingest_source, name="source_reingest"),
+    path("sources/<int:source_id>/delete/", delete_source, name="source_delete"),
+]
