@@ -14,6 +14,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledge.retrieval import close_retrieval_pool
+from tests.timing import (  # noqa: F401  (the run's timing report: hooks, see tests/timing.py)
+    pytest_runtest_logreport,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+)
 from workspaces.actions.tokens import do_create_api_token
 from workspaces.actions.workspaces import do_create_workspace, do_set_membership
 from workspaces.models import ApiToken, Role, Workspace
