@@ -1,6 +1,6 @@
 """The review page: open merge suggestions, most likely first, both entities side by side
 with their evidence, the reasons and the score, and Accept / Reject (and Undo of an
-accepted merge) on each (knowledge/actions/curation.py).
+accepted merge) on each (knowledge/actions/curation/).
 
 Editors only: every view here is `workspace_page(role=Role.EDITOR)`. Each decision posts
 (htmx; a plain form post without JavaScript) and answers with the suggestion's card saying

@@ -30,16 +30,20 @@ Writes (actions/, `do_*`, keyword-only, one transaction each):
                   inverses; refused naming a later event that still stands, or cascade),
                   events (the log: its one writer, the lock, snapshots, the registry)
     quality.py    the quality page's Block (delete, and block the name in every type),
-                  made of curation's actions
+                  made of curation's actions (its undo is curation/block.py's)
     embeddings.py entity name vectors: made with a name, backfilled, rebuilt for a new model
     ask.py        answers with citations: retrieval, the prompt, the LLM (streamed), checked
                   citations, the monthly answer budget; global mode over community summaries
     evidence.py   the write funnel: evidence removal, derived fields, graph sync
     llm_calls.py  the one writer of `LlmCall` rows (every LLM request, priced)
-    consolidation.py, communities.py, maintenance.py, schema.py
+    workspace_archive.py  a workspace exported to one archive file, or imported whole
+    communities.py  communities stored, the map read, their LLM summaries
+    consolidation.py, maintenance.py, schema.py
 
-Reads: selectors/ (one module per subject) and retrieval/ (hybrid search: signals,
-fusion, reranking, hydration, context).
+Reads: selectors/ (one module per subject), retrieval/ (hybrid search: signals,
+fusion, reranking, hydration, context; the ranking comparison eval_retrieval prints),
+export.py (the graph as JSON, GraphML, CSV or Cypher, streamed) and evaluation.py
+(extraction quality against a gold set).
 
 Engines (no HTTP, no actions): extraction/ (windows, parsing, validation, the offline
 extractor; the LLM client is system/llm/), consolidation/ (pure name matching: names/ by rule
@@ -48,7 +52,9 @@ that selectors/match_evidence.py answers), match reasons, a document's short for
 answering/ (the answer prompt with passages
 framed as data, citation parsing and checking, the system-prompt guard, the event payloads,
 the answer's Markdown rendered to allow-listed HTML),
-graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its sync; communities).
+graph/ (backends: Postgres recursive CTEs, the Neo4j projection and its sync; communities),
+archive/ (the workspace archive's file format, tables, export and import, with every byte
+of an archive read as hostile).
 
 Models: models/ (schema, graph, extraction, curation, search: the words of names, kept by
 triggers; communities: their summaries); canonical.py (name normalisation); prompts/ (every
