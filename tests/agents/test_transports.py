@@ -36,6 +36,7 @@ def _stdio(member, workspace: str) -> StdioServerParameters:
     )
 
 
+@pytest.mark.slow(reason="the MCP stdio server as a subprocess")
 def test_stdio_serves_the_tools_through_the_management_command(alice, corpus, transactional_db):
     async def main():
         async with Client(_stdio(alice, "acme"), cache=None) as client:

@@ -110,6 +110,7 @@ def fuzz(operation, mode: GenerationMode, path_parameters: dict[str, Any], token
     call()
 
 
+@pytest.mark.slow(reason="schemathesis over every operation of the OpenAPI document")
 def test_no_operation_answers_a_server_error(alice, real_ids, wsgi_app):
     schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", wsgi_app)
     failures = []

@@ -50,6 +50,7 @@ def big(make_member, sign_in):
     return member.workspace
 
 
+@pytest.mark.slow(reason="20,000 nodes written, then loaded in Chromium")
 def test_a_20k_node_graph_loads_and_a_click_on_a_node_answers_within_a_second(page, big):
     page.goto(f"/explore/?ws={big.slug}&hubs={ENTITIES}&bench=1")
     expect(page.locator("#explorer")).to_have_attribute("data-ready", "true", timeout=60_000)
@@ -97,6 +98,7 @@ def large(make_member, sign_in):
     return member.workspace
 
 
+@pytest.mark.slow(reason="20,000 nodes in Chromium")
 def test_a_drag_redraws_only_what_moves_and_keeps_the_selection_right(page, large):
     page.goto(f"/explore/?ws={large.slug}&hubs=3000&bench=1")
     canvas = page.locator("#graph-canvas")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from knowledge.models import Entity, EntityState
@@ -22,6 +23,7 @@ Charles Babbage showed Ada Lovelace the engine drawings.
 """
 
 
+@pytest.mark.slow(reason="the whole journey in Chromium")
 def test_upload_explore_read_evidence_merge_and_undo(page, sign_in, make_member, worker, tmp_path):
     editor = make_member("erin", workspace="lab", role=Role.EDITOR)
     sign_in(editor)

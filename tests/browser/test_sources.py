@@ -43,6 +43,7 @@ def crawl_worker(transactional_db, settings) -> Iterator[subprocess.Popen]:
     stop_process(process)
 
 
+@pytest.mark.slow(reason="uploads processed by a real worker")
 def test_dropped_files_are_uploaded_and_the_list_follows_them_to_done(
     page, sign_in, make_member, worker
 ):
@@ -77,6 +78,7 @@ def test_dropped_files_are_uploaded_and_the_list_follows_them_to_done(
     expect(page.locator("table.documents tbody tr")).to_have_count(2)
 
 
+@pytest.mark.slow(reason="a crawl through the page, in Chromium")
 def test_a_crawl_started_from_the_form_shows_its_pages(page, sign_in, make_member, crawl_worker):
     ada = make_member("ada", workspace="lab", role=Role.EDITOR)
     sign_in(ada)

@@ -376,6 +376,7 @@ def portal() -> Iterator[CrawlSite]:
         yield site
 
 
+@pytest.mark.slow(reason="twenty pages through the whole pipeline")
 @pytestmark_db
 def test_a_crawl_of_twenty_pages_extracts_nothing_from_its_boilerplate(alice, portal, settings):
     settings.INGEST_PIPELINE_STAGES = [

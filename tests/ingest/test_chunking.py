@@ -115,6 +115,7 @@ def test_long_sentences_are_cut_at_whitespace_never_inside_a_word(model_counter)
     assert [w for c in chunks for w in c.text.split()] == words
 
 
+@pytest.mark.slow(reason="10 MB through the chunker")
 def test_ten_megabyte_single_line_is_chunked_within_bounds(model_counter):
     text = ("lorem ipsum dolor sit amet " * 400_000)[:10_000_000]
     chunks = chunk_text(text, counter=model_counter, max_tokens=254)

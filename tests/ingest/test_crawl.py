@@ -206,6 +206,7 @@ def test_a_permitted_site_redirecting_to_a_private_address_is_refused(
     assert [r.path for r in site.log if r.path != "/robots.txt"] == [route]
 
 
+@pytest.mark.slow(reason="two crawls of a real server")
 def test_recrawl_sends_conditional_requests_and_only_changed_pages_do_work(
     alice, site, crawl_settings, embedder
 ):
@@ -310,6 +311,7 @@ def test_crawl_command_waits_and_prints_counters(alice, site, crawl_settings):
     assert usage.value.returncode == 2
 
 
+@pytest.mark.slow(reason="a crawl killed and resumed in real processes")
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_crawl_resumes_without_refetching_finished_pages(alice, tmp_path, settings):

@@ -193,6 +193,7 @@ def test_waiting_work_without_a_task_is_queued_again_once():
 # --- one real worker --------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="a real worker ingesting a large source")
 @pytest.mark.slow
 def test_a_small_upload_finishes_while_a_large_source_runs_with_one_worker(media_root):
     workspace = do_create_workspace(slug="fair")
@@ -223,6 +224,7 @@ def test_a_small_upload_finishes_while_a_large_source_runs_with_one_worker(media
     assert set(Document.objects.filter(source=large).values_list("status", flat=True)) == {"done"}
 
 
+@pytest.mark.slow(reason="real worker")
 @pytest.mark.slow
 def test_cancel_stops_the_running_slice_within_seconds(media_root):
     workspace = do_create_workspace(slug="cancel")
@@ -266,6 +268,7 @@ def test_a_slice_of_a_workspace_being_deleted_stops_and_queues_nothing(alice):
     assert not ready_pipeline_tasks(source).exists()
 
 
+@pytest.mark.slow(reason="real worker processes, a grace period waited out")
 @pytest.mark.slow
 def test_sigterm_hands_the_slice_back_and_exits_0(media_root):
     workspace = do_create_workspace(slug="sigterm")

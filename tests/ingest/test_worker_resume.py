@@ -41,6 +41,7 @@ def snapshot(source: Source) -> dict[str, list[tuple[int, str, int, int]]]:
     }
 
 
+@pytest.mark.slow(reason="a worker killed mid-ingest")
 def test_killed_worker_resumes_without_duplicates(tmp_path, settings):
     settings.MEDIA_ROOT = media_root = tmp_path / "media"
     files = corpus()

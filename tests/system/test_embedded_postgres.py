@@ -118,6 +118,7 @@ def test_stop_then_start_keeps_data(pgdata):
     )
 
 
+@pytest.mark.slow(reason="initdb and every migration")
 def test_dbshell_and_migrate_work_on_a_fresh_embedded_server(pgdata):
     env = {
         **os.environ,

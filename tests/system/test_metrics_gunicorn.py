@@ -70,6 +70,7 @@ def serve_paths(
     return counted, [line.split()[1] for line in log.splitlines() if line.startswith("served-by")]
 
 
+@pytest.mark.slow(reason="gunicorn with several workers")
 def test_latencies_are_summed_over_every_gunicorn_worker_and_reset_at_start(alice, tmp_path):
     built = make_graph(
         alice.workspace,

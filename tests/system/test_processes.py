@@ -64,6 +64,7 @@ def test_worker_runs_tasks_enqueued_on_commit_and_records_a_clean_stop():
     assert WorkerHeartbeat.objects.get(worker_id="w-clean").stopped_at is not None
 
 
+@pytest.mark.slow(reason="web and worker processes")
 def test_serve_runs_web_and_worker_and_ctrl_c_stops_both():
     port = free_port()
     serve = start_manage(
@@ -90,6 +91,7 @@ def test_serve_runs_web_and_worker_and_ctrl_c_stops_both():
     assert embedded_postgres.running_server(Path(settings.GRAPHLOOM_PGDATA).resolve()) is not None
 
 
+@pytest.mark.slow(reason="a new embedded server, migrated")
 @pytest.mark.skipif(bool(settings.DATABASE_URL), reason="needs the embedded server")
 def test_serve_migrates_a_new_embedded_database_and_stops_it_on_exit():
     pgdata = Path(settings.BASE_DIR) / "var" / f"test-serve-{uuid.uuid4().hex[:8]}"

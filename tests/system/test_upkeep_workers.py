@@ -42,6 +42,7 @@ def all_runs_finished(names: set[str]) -> bool:
     return jobs.count() == len(names) and not results.exclude(status="SUCCESSFUL").exists()
 
 
+@pytest.mark.slow(reason="two real workers")
 def test_with_two_workers_each_due_job_runs_exactly_once():
     changed = do_create_workspace(slug="gamma")
     unchanged = do_create_workspace(slug="delta")

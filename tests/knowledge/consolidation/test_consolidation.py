@@ -74,6 +74,7 @@ def model(llm):
         ("The Beatles", "Beatles", "organization"),
     ],
 )
+@pytest.mark.slow(reason="the first test of its worker to load the embedding model")
 def test_variants_of_one_name_become_one_entity(model, ingest_text, first, second, kind):
     model["alpha"] = reply((first, kind))
     model["beta"] = reply((second, kind))

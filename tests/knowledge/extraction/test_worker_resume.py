@@ -55,6 +55,7 @@ def evidence(source: Source) -> list[tuple[str, str, int | None]]:
     )
 
 
+@pytest.mark.slow(reason="a worker killed mid-extraction")
 def test_killed_worker_mid_extraction_resumes_without_duplicate_runs_or_evidence(
     tmp_path, settings
 ):

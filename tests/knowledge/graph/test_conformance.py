@@ -55,6 +55,7 @@ def assert_path(shapes: Shapes, path: PathResult | None, expected: list[str]) ->
 # --- neighbourhood -------------------------------------------------------------------------
 
 
+@pytest.mark.slow(reason="the first graph test of its worker (functions created)")
 def test_one_hop_returns_the_seed_at_depth_0_and_its_neighbours_at_depth_1(
     graph_backend: GraphBackend, shapes: Shapes
 ):

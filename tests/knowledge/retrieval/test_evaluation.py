@@ -350,6 +350,7 @@ def velmora(llm, ingest_text):
     return world
 
 
+@pytest.mark.slow(reason="setup: a workspace ingested with real embeddings")
 def test_a_search_can_be_asked_for_some_chunk_signals_only(alice, velmora):
     keyword = hybrid_search(workspace=alice.workspace, query=QUESTION, signals=["keyword"])
     assert [c.text for c in keyword.chunks] == [LINK]  # the only chunk naming Velmora
