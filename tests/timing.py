@@ -26,11 +26,13 @@ _reasons: dict[str, str] = {}
 
 
 def slow_reason(item: pytest.Item) -> str:
-    """The reason a test's `slow` marker gives ("" when it has none or no reason)."""
-    marker = item.get_closest_marker("slow")
-    if marker is None:
-        return ""
-    return str(marker.kwargs.get("reason") or (marker.args[0] if marker.args else ""))
+    """The reason a test's `slow` markers give ("" when none gives one): a test may carry
+    a bare `slow` and a module's or its own `slow(reason=...)` besides."""
+    for marker in item.iter_markers("slow"):
+        reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+        if reason:
+            return str(reason)
+    return ""
 
 
 @pytest.hookimpl(tryfirst=True)
