@@ -5,29 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.actions.sources import do_create_upload_source
-from ingest.models import Document, Source
+from ingest.models import Document
+from tests.explorer.sources_data import HOSTILE, MARKDOWN, make_upload, media_root  # noqa: F401
 from tests.support import signed_in
 
 pytestmark = pytest.mark.django_db
-
-MARKDOWN = b"# Harbour notes\n\nThe lighthouse keeper met the harbour master at dawn.\n"
-HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture(autouse=True)
-def media_root(tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-def make_upload(member, *files: tuple[str, bytes], name: str = "") -> Source:
-    source, _ = do_create_upload_source(
-        workspace=member.workspace,
-        files=[(path, [data]) for path, data in files],
-        name=name,
-        enqueue=False,
-    )
-    return source
 
 
 def make_document(member, *, title: str, text: str) -> Document:

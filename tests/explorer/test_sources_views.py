@@ -12,34 +12,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django_tasks_db.models import DBTaskResult
 
-from ingest.actions.sources import do_create_upload_source
 from ingest.models import CrawlPage, Document, Source
 from knowledge.models import SourceExtraction
+from tests.explorer.sources_data import HOSTILE, MARKDOWN, make_upload, media_root  # noqa: F401
 from tests.support import signed_in
 from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db
 
-MARKDOWN = b"# Harbour notes\n\nThe lighthouse keeper met the harbour master at dawn.\n"
 HTML = b"<html><head><title>Tides</title></head><body><p>High water at noon.</p></body></html>"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
-HOSTILE = "<img src=x onerror=alert(1)>"
 HTMX_LIST = {"HX-Request": "true", "HX-Target": "source-list"}
-
-
-@pytest.fixture(autouse=True)
-def media_root(tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-
-
-def make_upload(member, *files: tuple[str, bytes], name: str = "") -> Source:
-    source, _ = do_create_upload_source(
-        workspace=member.workspace,
-        files=[(path, [data]) for path, data in files],
-        name=name,
-        enqueue=False,
-    )
-    return source
 
 
 def tasks_named(name: str) -> list[DBTaskResult]:
