@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from knowledge.retrieval import close_retrieval_pool
-from tests.timing import (  # noqa: F401  (the run's timing report: hooks, see tests/timing.py)
+from tests.timing import (  # noqa: F401  (the run's order and timing report: tests/timing.py)
+    pytest_collection_modifyitems,
     pytest_runtest_logreport,
     pytest_runtest_setup,
     pytest_terminal_summary,

@@ -9,11 +9,17 @@ a test on time — machines differ; the list is for the reader.
 
 Under xdist the workers run the tests and the controller prints, so the marker's reason
 travels in the report's user properties.
+
+The same marker orders the run: xdist hands out whole files (`--dist loadfile`) in the
+order they were collected, so a file of slow tests collected last would leave one worker
+running it alone while the other sits idle. Files holding a slow test are collected first
+(longest jobs first), the rest keep their order behind them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +39,16 @@ def slow_reason(item: pytest.Item) -> str:
         if reason:
             return str(reason)
     return ""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with more tests marked `slow(reason=...)` (over 20 s) first; the rest keep the order of the other plugins
+    (pytest-django puts each kind of database test together). Needs xdist's
+    `--no-loadscope-reorder` (pyproject's addopts), which otherwise sends the files with the
+    most tests first, whatever they cost."""
+    slow_tests: Counter[Path] = Counter(item.path for item in items if slow_reason(item))
+    items.sort(key=lambda item: -slow_tests[item.path])  # a stable sort
 
 
 @pytest.hookimpl(tryfirst=True)

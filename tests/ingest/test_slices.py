@@ -50,6 +50,15 @@ def make_upload(workspace, name: str, files: dict[str, bytes]) -> Source:
     return source
 
 
+def large_upload(workspace) -> Source:
+    """Four documents of a few dozen chunks each: several embedding batches per document,
+    so a running slice has checkpoints to stop at and work left behind it, and small
+    enough that a real worker finishes it in seconds."""
+    return make_upload(
+        workspace, "large", {f"big-{n}.md": long_document(n, sections=12) for n in range(4)}
+    )
+
+
 def ready_pipeline_tasks(source: Source):
     return DBTaskResult.objects.filter(
         status=TaskResultStatus.READY,
@@ -194,10 +203,9 @@ def test_waiting_work_without_a_task_is_queued_again_once():
 
 
 @pytest.mark.slow(reason="a real worker ingesting a large source")
-@pytest.mark.slow
 def test_a_small_upload_finishes_while_a_large_source_runs_with_one_worker(media_root):
     workspace = do_create_workspace(slug="fair")
-    large = make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(4)})
+    large = large_upload(workspace)
     do_start_source(source=large)
     worker = start_worker("fair", GRAPHLOOM_MEDIA_ROOT=str(media_root), GRAPHLOOM_SLICE_SECONDS="2")
     try:
@@ -225,10 +233,9 @@ def test_a_small_upload_finishes_while_a_large_source_runs_with_one_worker(media
 
 
 @pytest.mark.slow(reason="real worker")
-@pytest.mark.slow
 def test_cancel_stops_the_running_slice_within_seconds(media_root):
     workspace = do_create_workspace(slug="cancel")
-    source = make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(4)})
+    source = large_upload(workspace)
     do_start_source(source=source)
     worker = start_worker(
         "cancel", GRAPHLOOM_MEDIA_ROOT=str(media_root), GRAPHLOOM_SLICE_SECONDS="600"
@@ -269,10 +276,9 @@ def test_a_slice_of_a_workspace_being_deleted_stops_and_queues_nothing(alice):
 
 
 @pytest.mark.slow(reason="real worker processes, a grace period waited out")
-@pytest.mark.slow
 def test_sigterm_hands_the_slice_back_and_exits_0(media_root):
     workspace = do_create_workspace(slug="sigterm")
-    source = make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(4)})
+    source = large_upload(workspace)
     do_start_source(source=source)
     env = {"GRAPHLOOM_MEDIA_ROOT": str(media_root), "GRAPHLOOM_SLICE_SECONDS": "600"}
     first = start_worker("sigterm-1", **env)

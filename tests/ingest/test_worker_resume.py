@@ -1,4 +1,4 @@
-"""A worker killed in the middle of a 50-document source: a new worker finishes it with
+"""A worker killed in the middle of a many-document source: a new worker finishes it with
 exactly the documents and chunks of an uninterrupted run."""
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from workspaces.actions.workspaces import do_create_workspace
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
+# Enough documents that a worker killed after five still has most of them left.
+DOCUMENTS = 24
+
 
 def corpus() -> dict[str, bytes]:
     files = {}
-    for n in range(50):
+    for n in range(DOCUMENTS):
         body = "\n\n".join(
             f"## Part {p}\n\n"
             + " ".join(
@@ -57,7 +60,7 @@ def test_killed_worker_resumes_without_duplicates(tmp_path, settings):
     source = do_create_source(workspace=workspace, kind="upload", name="interrupted")
     for path, data in files.items():
         do_add_file(source=source, path=path, chunks=[data])
-    do_start_source(source=source)  # enqueues 50 tasks for the worker
+    do_start_source(source=source)  # enqueues a task per document for the worker
 
     first = start_worker("first", GRAPHLOOM_MEDIA_ROOT=str(media_root))
     try:
@@ -70,7 +73,7 @@ def test_killed_worker_resumes_without_duplicates(tmp_path, settings):
         first.send_signal(signal.SIGKILL)
         first.wait()
     done_when_killed = Document.objects.filter(source=source, status=DocumentStatus.DONE).count()
-    assert done_when_killed < 50, "the worker finished before it could be interrupted"
+    assert done_when_killed < DOCUMENTS, "the worker finished before it could be interrupted"
 
     second = start_worker("second", GRAPHLOOM_MEDIA_ROOT=str(media_root))
     try:
@@ -83,7 +86,7 @@ def test_killed_worker_resumes_without_duplicates(tmp_path, settings):
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=60)
 
-    assert Document.objects.filter(source=source).count() == 50
+    assert Document.objects.filter(source=source).count() == DOCUMENTS
     assert set(Document.objects.filter(source=source).values_list("status", flat=True)) == {"done"}
     assert snapshot(source) == snapshot(reference)
     assert not Chunk.objects.filter(document__source=source, embedding__isnull=True).exists()

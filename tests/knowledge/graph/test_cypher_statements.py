@@ -67,7 +67,6 @@ def run_check(statements: list[tuple[str, str]]) -> subprocess.CompletedProcess[
 
 
 @pytest.mark.slow(reason="Node and Neo4j's language support, once per statement batch")
-@pytest.mark.slow
 def test_every_statement_the_backend_can_send_passes_neo4js_cypher_check():
     statements = all_statements()
     result = run_check(statements)
