@@ -264,11 +264,15 @@ class SourceFilterForm(forms.Form):
     kind = forms.ChoiceField(required=False, label="Kind", choices=[ANY, *SourceKind.choices])
     status = forms.ChoiceField(required=False, label="Status", choices=[ANY, *SourceStatus.choices])
 
-    def __init__(self, *args: Any, tag_choices: list[str], **kwargs: Any) -> None:
-        super().__init__(*args, auto_id="filter-%s", **kwargs)
+    def __init__(self, data: Any, *, tag_choices: list[str]) -> None:
+        super().__init__(data, auto_id="filter-%s")
         wanted = str(self.data.get("tag", "") or "")
-        tags = sorted({*tag_choices, *([wanted] if 0 < len(wanted) <= 50 else [])})
-        self.fields["tag"].choices = [ANY, *((t, t) for t in tags)]
+        # A tag asked for but not among the first offered is offered too, if it can be one.
+        takes = 0 < len(wanted) <= 50 and wanted.isprintable()
+        tags = sorted({*tag_choices, *([wanted] if takes else [])})
+        tag = self.fields["tag"]
+        assert isinstance(tag, forms.ChoiceField)
+        tag.choices = [ANY, *((t, t) for t in tags)]
 
     def filters(self) -> dict[str, str]:
         """The valid filters (for `validate_source_filters`); invalid ones are left out."""

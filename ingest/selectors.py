@@ -56,6 +56,8 @@ def validate_source_filters(
         raise InvalidInput(f"status: choose one of {', '.join(SourceStatus.values)}.")
     if len(tag) > 50:
         raise InvalidInput("tag: at most 50 characters (tags are cut to 50 when stored).")
+    if not tag.isprintable():
+        raise InvalidInput("tag: no control characters.")
     return SourceFilters(tag=tag, kind=kind, status=status)
 
 

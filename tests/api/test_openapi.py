@@ -128,11 +128,14 @@ def test_the_openapi_document_is_unchanged_apart_from_the_listed_additions() -> 
         assert not added & set(component.get("required", [])), f"{name}: added as required"
         for field in added:
             del component["properties"][field]
-    for (path, method), added in ADDED_PARAMETERS.items():
-        operation = after["paths"][path][method]
-        new = [p for p in operation["parameters"] if p["name"] in added]
-        assert {p["name"] for p in new} == added and not any(p["required"] for p in new)
-        operation["parameters"] = [p for p in operation["parameters"] if p["name"] not in added]
+    for (path, method), names in ADDED_PARAMETERS.items():
+        parameters = after["paths"][path][method]["parameters"]
+        added_ones = [p for p in parameters if p["name"] in names]
+        assert {p["name"] for p in added_ones} == names
+        assert not any(p["required"] for p in added_ones)
+        after["paths"][path][method]["parameters"] = [
+            p for p in parameters if p["name"] not in names
+        ]
     for (path, method), changed in CHANGED_PARAMETERS.items():
         old, new = (
             {p["name"]: p for p in document["paths"][path][method]["parameters"]}

@@ -74,7 +74,7 @@ def test_dropped_files_are_uploaded_and_the_list_follows_them_to_done(
     expect(row.locator("[data-progress-label]")).to_have_text("2 documents")
     expect(row.locator("progress")).to_have_attribute("value", "2")
     screenshot(page, "sources-list")
-    row.get_by_role("link").click()
+    row.get_by_role("link", name="harbour.md, tides.txt", exact=True).click()
     expect(page.get_by_role("heading", name="harbour.md, tides.txt")).to_be_visible()
     expect(page.locator("table.documents tbody tr")).to_have_count(2)
 

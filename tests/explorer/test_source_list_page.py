@@ -90,6 +90,9 @@ def test_the_filter_bar_narrows_the_list_by_tag_kind_and_status(alice, bob):
     wrong = client.get("/?ws=acme&kind=pdf&tag=ships").content.decode()
     assert "Select a valid choice. pdf is not one of the available choices." in wrong
     assert set(listed(wrong)) == {str(harbour.pk)}
+    control = client.get("/?ws=acme&tag=a%00b&kind=text").content.decode()
+    assert "Select a valid choice." in control
+    assert set(listed(control)) == {str(harbour.pk), str(tides.pk)}
     # The table alone (what the filter bar's htmx asks for) keeps the filters in its polling.
     table = client.get("/?ws=acme&tag=north&status=done", headers=HTMX_LIST).content.decode()
     assert table.lstrip().startswith('<section id="source-list"')

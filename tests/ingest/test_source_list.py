@@ -108,9 +108,13 @@ def test_the_list_filters_by_tag_kind_and_status(alice, bob):
 
 @pytest.mark.parametrize(
     ("query", "named"),
-    [("?kind=pdf", "kind: choose one of upload, text"), ("?status=stuck", "status: choose one")],
+    [
+        ("?kind=pdf", "kind: choose one of upload, text"),
+        ("?status=stuck", "status: choose one"),
+        ("?tag=a%00b", "tag: no control characters."),
+    ],
 )
-def test_an_unknown_kind_or_status_is_refused_naming_the_choices(alice, query, named):
+def test_an_unknown_kind_or_status_or_an_impossible_tag_is_refused_saying_why(alice, query, named):
     response = alice.client().get(f"{URL}{query}")
     assert response.status_code == 422
     assert named in response.json()["error"]["message"]
