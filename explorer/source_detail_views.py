@@ -1,11 +1,15 @@
-"""A source's page: its progress, extraction, documents and their errors, and a crawl's
-pages, with its actions (cancel, retry, re-ingest, delete).
+"""A source's page: its progress, extraction, documents and their errors, a crawl's
+pages, and what it gave the graph (its entities and relations, most mentioned first, with
+links to the explorer and the entities page narrowed to it), with its actions (cancel,
+retry, re-ingest, delete).
 
 The page polls while the source runs and stops when it is done: a running source's body
 carries an htmx `every 2s` trigger, and a finished one is rendered without it, so the
-last poll ends the polling by itself. Every URL it produces carries `?ws=` (see
-sources_views). The actions need the editor role; viewers see no controls and the server
-refuses them anyway.
+last poll ends the polling by itself. The entities and relations are panels of their own
+outside that body, each paged by htmx and refreshed every GAVE_POLL_SECONDS while the
+source runs (an aggregate over the source's evidence is not worth repeating every 2 s).
+Every URL it produces carries `?ws=` (see sources_views). The actions need the editor
+role; viewers see no controls and the server refuses them anyway.
 """
 
 from __future__ import annotations
@@ -42,10 +46,15 @@ from ingest.selectors import (
     get_source_for_workspace,
 )
 from knowledge.selectors.extraction import get_extraction_summary
+from knowledge.selectors.source_graph import get_source_entities, get_source_relations
 from workspaces.errors import DomainError, NotFound
 from workspaces.models import Role
 
 ROWS_PER_PAGE = 100  # documents or crawl pages on a source's detail page
+GAVE_PER_PAGE = 25  # entities or relations the source gave, per page of their panel
+GAVE_POLL_SECONDS = 10  # how often those panels refresh while the source runs
+# The query parameter each paged list of the page reads its page number from.
+PAGE_PARAMS = ("docs", "pages", "ents", "rels")
 
 
 def _source_or_404(request: WorkspaceRequest, source_id: int) -> Source:
@@ -68,7 +77,7 @@ def _detail_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]
     )
     extraction = get_extraction_summary(workspace, source)
     running = not source.is_finished
-    params = {k: request.GET.get(k, "") for k in ("docs", "pages")}
+    params = _page_params(request)
     return {
         "source": source,
         "progress": source_progress(source),
@@ -82,8 +91,8 @@ def _detail_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]
         "extractor": extractor_text(extraction["extractor"], extraction["model"]),
         "detail_url": workspace_url(request, "explorer:source_detail", source.pk, **params),
         "ws_query": workspace_query(request),
-        "docs_query": workspace_query(request, pages=params["pages"]),
-        "pages_query": workspace_query(request, docs=params["docs"]),
+        "docs_query": _query_without(request, "docs"),
+        "pages_query": _query_without(request, "pages"),
         "can_cancel": source.can_cancel,
         "can_rerun": source.can_rerun,
         "can_retry": source.can_retry,
@@ -91,14 +100,80 @@ def _detail_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]
     }
 
 
+def _page_params(request: WorkspaceRequest) -> dict[str, str]:
+    return {k: v for k in PAGE_PARAMS if (v := request.GET.get(k, "")).isdigit()}
+
+
+def _query_without(request: WorkspaceRequest, name: str) -> str:
+    """The page's query (`ws` and the other lists' page numbers) for a pager of `name`."""
+    return workspace_query(request, **{k: v for k, v in _page_params(request).items() if k != name})
+
+
+def _entities_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
+    entities = Paginator(
+        get_source_entities(request.membership.workspace, source), GAVE_PER_PAGE
+    ).get_page(page_number(request, "ents"))
+    return {
+        "entities": entities,
+        "ents_query": _query_without(request, "ents"),
+        "entities_refresh_url": workspace_url(
+            request, "explorer:source_detail", source.pk, ents=entities.number
+        ),
+    }
+
+
+def _relations_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
+    relations = Paginator(
+        get_source_relations(request.membership.workspace, source), GAVE_PER_PAGE
+    ).get_page(page_number(request, "rels"))
+    return {
+        "relations": relations,
+        "rels_query": _query_without(request, "rels"),
+        "relations_refresh_url": workspace_url(
+            request, "explorer:source_detail", source.pk, rels=relations.number
+        ),
+    }
+
+
+def _gave_links(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
+    """Where the source's graph is looked at beyond this page: the explorer and the
+    entities page, each narrowed to the source (their `source` filter)."""
+    return {
+        "source": source,
+        "running": not source.is_finished,
+        "gave_poll_seconds": GAVE_POLL_SECONDS,
+        "ws_query": workspace_query(request),
+        "explore_url": workspace_url(request, "explorer:explore", source=source.pk),
+        "entities_url": workspace_url(request, "explorer:entities", source=source.pk),
+    }
+
+
+# The panels an htmx request may ask for alone (its HX-Target), and what each needs.
+_PANELS = {
+    "source-entities": _entities_context,
+    "source-relations": _relations_context,
+}
+
+
 @require_safe
 @workspace_page()
 def source_detail(request: WorkspaceRequest, source_id: int) -> HttpResponse:
-    """A source: progress, extraction, documents and their errors, and a crawl's pages."""
+    """A source: progress, extraction, documents and their errors, a crawl's pages, and
+    the entities and relations it gave."""
     source = _source_or_404(request, source_id)
-    context = _detail_context(request, source)
-    if request.htmx and request.htmx.target == "source-body":
+    target = request.htmx.target if request.htmx else None
+    if target == "source-body":
+        context = _detail_context(request, source)
         return render(request, "explorer/sources/detail.html#source-body", context)
+    if target in _PANELS:
+        context = {**_gave_links(request, source), **_PANELS[target](request, source)}
+        return render(request, f"explorer/sources/detail.html#{target}", context)
+    context = {
+        **_detail_context(request, source),
+        **_gave_links(request, source),
+        **_entities_context(request, source),
+        **_relations_context(request, source),
+    }
     return render(request, "explorer/sources/detail.html", {**context, "nav": "sources"})
 
 

@@ -1,4 +1,5 @@
-"""Forms of the sources screens: the crawl form, and the per-file check of an upload.
+"""Forms of the sources screens: the crawl form, the per-file check of an upload, the
+paste-text form and the list's filter bar.
 
 Both only parse and check; the rules themselves belong to ingest and are called, not
 copied: a crawl request is judged by `validate_crawl_settings` (the same function behind the
@@ -21,6 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from explorer.forms import FocusFirstProblemMixin
 from ingest.actions.crawl import CrawlRequest, CrawlSettings, validate_crawl_settings
+from ingest.models import SourceKind, SourceStatus
 from ingest.parsers import detect_upload_format
 from ingest.parsers.base import ParseError, UnsupportedFormat
 from workspaces.errors import InvalidInput
@@ -204,3 +206,76 @@ def check_uploads(files: list[UploadedFile], *, request_bytes: int) -> UploadChe
             continue
         check.accepted.append(upload)
     return check
+
+
+class PasteTextForm(FocusFirstProblemMixin):
+    """A note pasted into the page: it becomes a text source (`do_create_text_source`, as
+    the API's JSON text source does). The text is bounded by INGEST_MAX_PASTE_CHARS, said
+    next to the field rather than cut by the browser (no `maxlength` on the text area: a
+    browser truncates a paste silently); the page's script says it before sending, since a
+    request beyond DATA_UPLOAD_MAX_MEMORY_SIZE is refused before any view reads it."""
+
+    autofocus_first_field = False
+    prefix = "paste"  # the crawl form on the same page has a `tags` field too
+
+    title = forms.CharField(
+        max_length=300,
+        label="Title",
+        help_text="Names the note and its source.",
+        error_messages={"required": "Give the note a title."},
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+    text = forms.CharField(
+        label="Text",
+        help_text="Plain text or Markdown.",
+        error_messages={"required": "Paste some text."},
+        widget=forms.Textarea(attrs={"rows": 6}),
+    )
+    tags = forms.CharField(
+        required=False, max_length=500, label="Tags", help_text="Comma-separated."
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limit = settings.INGEST_MAX_PASTE_CHARS
+        self.fields["text"].help_text = f"Plain text or Markdown, up to {limit:,} characters."
+        self.fields["text"].widget.attrs["data-max-chars"] = str(limit)
+
+    def clean_text(self) -> str:
+        text = str(self.cleaned_data["text"]).replace("\r\n", "\n")
+        limit = settings.INGEST_MAX_PASTE_CHARS
+        if len(text) > limit:
+            raise forms.ValidationError(
+                f"The text is {len(text):,} characters; at most {limit:,} can be pasted at "
+                "once. Split it, or upload it as a file."
+            )
+        return text
+
+
+ANY = ("", "Any")
+
+
+class SourceFilterForm(forms.Form):
+    """The sources list's filter bar: a tag the source carries, its kind, its status. The
+    tags offered are the workspace's (`tag_choices`); a value the list does not know is
+    said next to its field and left out of the filter."""
+
+    tag = forms.ChoiceField(required=False, label="Tag")
+    kind = forms.ChoiceField(required=False, label="Kind", choices=[ANY, *SourceKind.choices])
+    status = forms.ChoiceField(required=False, label="Status", choices=[ANY, *SourceStatus.choices])
+
+    def __init__(self, data: Any, *, tag_choices: list[str]) -> None:
+        super().__init__(data, auto_id="filter-%s")
+        wanted = str(self.data.get("tag", "") or "")
+        # A tag asked for but not among the first offered is offered too, if it can be one.
+        takes = 0 < len(wanted) <= 50 and wanted.isprintable()
+        tags = sorted({*tag_choices, *([wanted] if takes else [])})
+        tag = self.fields["tag"]
+        assert isinstance(tag, forms.ChoiceField)
+        tag.choices = [ANY, *((t, t) for t in tags)]
+
+    def filters(self) -> dict[str, str]:
+        """The valid filters (for `validate_source_filters`); invalid ones are left out."""
+        self.is_valid()
+        data = getattr(self, "cleaned_data", {})
+        return {name: str(data.get(name) or "") for name in self.fields if name not in self.errors}

@@ -1,6 +1,7 @@
-"""The sources list, the home page: the workspace's sources with live progress, and the
-upload and crawl forms above them. A source's own page is source_detail_views; the
-document page evidence links point at is document_views.
+"""The sources list, the home page: the workspace's sources with live progress and what
+each holds (tags, documents, chunks, entities, last change), filtered by tag, kind and
+status, and the upload, crawl and paste-text forms above them. A source's own page is
+source_detail_views; the document page evidence links point at is document_views.
 
 The list polls while something runs and stops when nothing does: a running source's row
 carries an htmx `every 2s` trigger, and a finished one is rendered without it, so the
@@ -34,7 +35,14 @@ from explorer.source_display import (
     page_number,
     source_progress,
 )
-from explorer.sources_forms import CrawlForm, UploadCheck, check_uploads, split_tags
+from explorer.sources_forms import (
+    CrawlForm,
+    PasteTextForm,
+    SourceFilterForm,
+    UploadCheck,
+    check_uploads,
+    split_tags,
+)
 from explorer.workspace_pages import (
     WorkspaceRequest,
     workspace_page,
@@ -42,9 +50,15 @@ from explorer.workspace_pages import (
     workspace_url,
 )
 from ingest.actions.crawl import do_create_crawl
-from ingest.actions.sources import do_create_upload_source
+from ingest.actions.sources import do_create_text_source, do_create_upload_source
 from ingest.models import Source
-from ingest.selectors import get_sources
+from ingest.selectors import (
+    SourceFigures,
+    get_source_tags,
+    get_sources,
+    validate_source_filters,
+    with_figures,
+)
 from system.llm.availability import extraction_uses_llm
 from system.selectors import get_worker_status
 from workspaces.errors import DomainError
@@ -59,6 +73,7 @@ class SourceRow:
     progress: Progress
     extractor: str
     running: bool
+    figures: SourceFigures
 
 
 def _row(source: Source) -> SourceRow:
@@ -67,6 +82,7 @@ def _row(source: Source) -> SourceRow:
         progress=source_progress(source),
         extractor=extractor_label(source),
         running=not source.is_finished,
+        figures=source.figures,  # type: ignore[attr-defined]  # set by with_figures
     )
 
 
@@ -85,11 +101,17 @@ def _form_context(request: WorkspaceRequest) -> dict[str, Any]:
     }
 
 
+def _filter_form(request: WorkspaceRequest) -> SourceFilterForm:
+    return SourceFilterForm(request.GET, tag_choices=get_source_tags(request.membership.workspace))
+
+
 def _list_context(request: WorkspaceRequest) -> dict[str, Any]:
     workspace = request.membership.workspace
-    sources = get_sources(workspace).select_related("extraction")
+    chosen = _filter_form(request).filters()
+    sources = get_sources(workspace, validate_source_filters(**chosen)).select_related("extraction")
     page: Page[Source] = Paginator(sources, SOURCES_PER_PAGE).get_page(page_number(request, "page"))
-    rows = [_row(source) for source in page]
+    # Documents, chunks, entities and last change of the whole page in one query.
+    rows = [_row(source) for source in with_figures(page.object_list)]
     return {
         # Polled with the list: a worker started (or stopped) while someone watches shows.
         "worker": get_worker_status(),
@@ -99,8 +121,10 @@ def _list_context(request: WorkspaceRequest) -> dict[str, Any]:
         "polling": any(row.running for row in rows),
         "poll_seconds": POLL_SECONDS,
         "list_url": workspace_url(
-            request, "explorer:home", page=page.number if page.number > 1 else ""
+            request, "explorer:home", page=page.number if page.number > 1 else "", **chosen
         ),
+        "filtered": any(chosen.values()),
+        "filter_query": workspace_query(request, **chosen),
         **_form_context(request),
     }
 
@@ -110,6 +134,7 @@ def _list_page(
     *,
     upload: UploadResult | None = None,
     crawl_form: CrawlForm | None = None,
+    paste_form: PasteTextForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
     context = {
@@ -117,6 +142,8 @@ def _list_page(
         "nav": "sources",
         "upload": upload,
         "crawl_form": crawl_form or CrawlForm(),
+        "paste_form": paste_form or PasteTextForm(),
+        "filter_form": _filter_form(request),
     }
     return render(request, "explorer/sources/list.html", context, status=status)
 
@@ -205,8 +232,47 @@ def crawl(request: WorkspaceRequest) -> HttpResponse:
     return _list_page(request, crawl_form=form, status=422)
 
 
+@require_POST
+@workspace_page(role=Role.EDITOR)
+def paste_text(request: WorkspaceRequest) -> HttpResponse:
+    """A pasted note becomes a text source (as the API's JSON text source does); the list
+    then follows it to done. A refusal comes back as the form with the problem next to its
+    field; nothing is stored."""
+    form = PasteTextForm(request.POST)
+    created: Source | None = None
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            created, _added = do_create_text_source(
+                workspace=request.membership.workspace,
+                title=data["title"],
+                text=data["text"],
+                tags=split_tags(data["tags"]),
+                created_by=request.user,
+                origin="paste",
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+    if created is not None and not request.htmx:
+        # Redirect, so reloading the page cannot add the note twice.
+        messages.success(request, f"Added the note “{created.name}”; processing has started.")
+        return redirect(workspace_url(request, "explorer:home"))
+    if request.htmx:
+        context = {
+            **_form_context(request),
+            "paste_form": PasteTextForm() if created else form,
+            "pasted": created,
+        }
+        response = render(request, "explorer/sources/list.html#paste-panel", context)
+        if created is not None:
+            response["HX-Trigger"] = "sources-changed"
+        return response
+    return _list_page(request, paste_form=form, status=422)
+
+
 urlpatterns: list[URLPattern] = [
     path("", source_list, name="home"),
     path("sources/upload/", upload, name="upload"),
     path("sources/crawl/", crawl, name="crawl"),
+    path("sources/paste/", paste_text, name="paste_text"),
 ]

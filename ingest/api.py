@@ -48,6 +48,8 @@ from ingest.selectors import (
     get_pages,
     get_source_for_workspace,
     get_sources,
+    validate_source_filters,
+    with_figures,
 )
 from workspaces.auth import get_caller, get_workspace_access
 from workspaces.errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
@@ -111,11 +113,37 @@ def _uploaded_files(request: HttpRequest) -> list[UploadedFile]:
     return files
 
 
+class SourcePagination(LimitOffsetPagination):
+    """Limit/offset pages of sources whose figures (documents, chunks, entities, last
+    change) are read for the whole page at once, never once per source."""
+
+    def paginate_queryset(
+        self,
+        queryset: QuerySet[Source],
+        pagination: LimitOffsetPagination.Input,
+        request: HttpRequest,
+        **params: Any,
+    ) -> Any:
+        page = super().paginate_queryset(queryset, pagination, request, **params)
+        page[self.items_attribute] = with_figures(page[self.items_attribute])
+        return page
+
+
 @router.get("/workspaces/{slug}/sources", response=list[SourceOut], summary="Sources, newest first")
-@paginate(LimitOffsetPagination)
-def list_sources(request: HttpRequest, slug: str) -> QuerySet[Source]:
+@paginate(SourcePagination)
+def list_sources(
+    request: HttpRequest,
+    slug: str,
+    tag: str | None = None,
+    kind: str | None = None,
+    status: str | None = None,
+) -> QuerySet[Source]:
+    # `tag`: a tag the source carries (exactly); `kind` and `status`: one of the source's
+    # kinds and states (docs/api.md): an unknown one is a 422 naming the choices.
     membership = get_workspace_access(request, slug)
-    return get_sources(membership.workspace)
+    return get_sources(
+        membership.workspace, validate_source_filters(tag=tag, kind=kind, status=status)
+    )
 
 
 @router.post(

@@ -7,6 +7,8 @@ from typing import Any
 
 from ninja import Field, Schema
 
+from ingest.selectors import figures_of
+
 
 class TextSourceIn(Schema):
     kind: str = Field("text", description="'text' for pasted text (files: multipart upload)")
@@ -106,6 +108,40 @@ class SourceOut(Schema):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    # What the source holds and gave (ingest/selectors.py `with_figures`: a list reads them
+    # for a whole page at once).
+    document_count: int = Field(0, description="its documents (counters.documents)")
+    chunk_count: int = Field(0, description="its documents' chunks (counters.chunks)")
+    entity_count: int = Field(
+        0, description="active entities mentioned in its documents (as its page lists them)"
+    )
+    updated_at: datetime | None = Field(
+        None,
+        description="when it last changed: the latest of created_at, started_at, "
+        "finished_at and its last slice of work",
+    )
+
+    @staticmethod
+    def resolve_document_count(obj: Any) -> int:
+        return (
+            int(obj.get("document_count", 0))
+            if isinstance(obj, dict)
+            else figures_of(obj).documents
+        )
+
+    @staticmethod
+    def resolve_chunk_count(obj: Any) -> int:
+        return int(obj.get("chunk_count", 0)) if isinstance(obj, dict) else figures_of(obj).chunks
+
+    @staticmethod
+    def resolve_entity_count(obj: Any) -> int:
+        return (
+            int(obj.get("entity_count", 0)) if isinstance(obj, dict) else figures_of(obj).entities
+        )
+
+    @staticmethod
+    def resolve_updated_at(obj: Any) -> datetime | None:
+        return obj.get("updated_at") if isinstance(obj, dict) else figures_of(obj).updated_at
 
     # Resolved from the source's settings, or taken as given when re-validating a dict.
     @staticmethod

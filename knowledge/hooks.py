@@ -9,6 +9,8 @@ knowledge/stages.py.
 - WORKSPACE_DELETION_HOOKS: `purge_workspace`, the app's rows and graph projections.
 - HEALTH_COUNTS (system/selectors.py): `vector_counts`; METRICS_COLLECTORS
   (system/metrics.py): `llm_usage_metrics`.
+- INGEST_SOURCE_FIGURES (ingest/selectors.py, the sources lists): `source_figures`, the
+  entities each source's documents gave.
 - UPKEEP_JOBS (system/upkeep.py): what used to wait for someone to run a command. Each job
   goes over every workspace, returns a `JobOutcome` whose message counts (it is public:
   /api/v1/health) and whose details name the workspaces (the staff status page), and
@@ -43,6 +45,7 @@ from knowledge.graph.sync import projection_aliases
 from knowledge.models import ENTITY_VECTORS
 from knowledge.selectors import llm_usage, vectors
 from knowledge.selectors.community_map import computation_pending, last_run
+from knowledge.selectors.source_graph import entity_counts_by_source
 from knowledge.selectors.upkeep import (
     graph_changes_since,
     review_spent_this_month,
@@ -88,6 +91,16 @@ def purge_workspace(
     for alias in projection_aliases():
         get_graph_backend(alias).clear_workspace(workspace_id=workspace_id)
     do_drop_workspace_vector_indexes(workspace_id=workspace_id, vectors=ENTITY_VECTORS)
+
+
+# --- what sources gave (INGEST_SOURCE_FIGURES) ---------------------------------------------
+
+
+def source_figures(*, workspace_id: int, source_ids: list[int]) -> dict[int, dict[str, int]]:
+    """Source id -> {"entities": active entities its documents mention}, for a page of
+    sources in one query."""
+    counts = entity_counts_by_source(workspace_id=workspace_id, source_ids=source_ids)
+    return {source_id: {"entities": counts.get(source_id, 0)} for source_id in source_ids}
 
 
 # --- health and metrics (HEALTH_COUNTS, METRICS_COLLECTORS) --------------------------------

@@ -26,6 +26,7 @@ from ingest.selectors import (
     get_failures,
     get_source_for_workspace,
     get_sources,
+    with_figures,
 )
 from workspaces.models import MAX_ID, Role
 
@@ -65,7 +66,7 @@ def run_list_sources(access: Access, args: ListSourcesArguments) -> ToolAnswer:
     sources = get_sources(access.workspace)
     if args.status:
         sources = sources.filter(status=args.status)
-    page = [source_out(s) for s in sources[args.offset : args.offset + args.limit]]
+    page = [source_out(s) for s in with_figures(sources[args.offset : args.offset + args.limit])]
     return ToolAnswer(data=paged(page, count=sources.count(), limit=args.limit, offset=args.offset))
 
 

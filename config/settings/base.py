@@ -415,6 +415,10 @@ INGEST_MAX_FILE_BYTES = int(env_float("GRAPHLOOM_MAX_FILE_MB", 50) * 1024 * 1024
 # One upload request (several files) may carry at most this much.
 INGEST_MAX_REQUEST_BYTES = int(env_float("GRAPHLOOM_MAX_REQUEST_MB", 500) * 1024 * 1024)
 INGEST_MAX_CHARS = int(env_float("GRAPHLOOM_MAX_CHARS", 5_000_000))
+# Text pasted into the sources page's "Paste text" form (a note source) may be at most this
+# many characters; the form says so before anything is stored. Its request must also fit
+# DATA_UPLOAD_MAX_MEMORY_SIZE (5 MB: up to a million characters of any script).
+INGEST_MAX_PASTE_CHARS = int(env_float("GRAPHLOOM_MAX_PASTE_CHARS", 1_000_000))
 INGEST_MAX_DOCX_UNCOMPRESSED_BYTES = int(
     env_float("GRAPHLOOM_MAX_DOCX_UNCOMPRESSED_MB", 200) * 1024 * 1024
 )
@@ -461,6 +465,11 @@ INGEST_DELETION_HOOKS = ["knowledge.hooks.forget_chunks"]
 # original when the original goes, ingest/actions/duplicates.py), so what is derived from a
 # chunk's document (the sources an entity is mentioned in) follows.
 INGEST_CHUNK_MOVE_HOOKS = ["knowledge.hooks.chunks_moved"]
+# Called with `workspace_id=` and `source_ids=` (a page of sources) by the sources lists
+# (API, page, MCP; ingest/selectors.py `with_figures`): each returns {source id: {figure:
+# number}} of what an app built on ingest derived from those sources' documents, in one
+# query (knowledge: `entities`, the active entities they mention).
+INGEST_SOURCE_FIGURES = ["knowledge.hooks.source_figures"]
 # Called with `workspace_id=`, `batch_size=` and `progress=` when a workspace is deleted,
 # top app first, before the workspaces app sweeps what is left and the workspace itself
 # (workspaces/actions/workspaces.py): each deletes its app's rows in batches, children

@@ -200,13 +200,15 @@ def do_create_text_source(
     tags: Iterable[str] = (),
     created_by: User | None = None,
     options: dict[str, object] | None = None,
+    origin: str = "api",
 ) -> tuple[Source, AddedDocument]:
-    """A new source of one pasted text, queued for processing (on commit)."""
+    """A new source of one pasted text, queued for processing (on commit); `origin` says
+    where it was pasted: "api" unless told, "paste" from the sources page's form."""
     source = do_create_source(
         workspace=workspace,
         kind=SourceKind.TEXT,
         name=name or title,
-        origin="api",
+        origin=origin,
         tags=tags,
         settings=options,
         created_by=created_by,

@@ -85,6 +85,12 @@ ADDED_COMPONENTS |= {"UpkeepJobHealth"}
 # A source's learnt section labels, and a person's word on one (read, and PUT by editors).
 ADDED_PATHS |= {"/api/v1/workspaces/{slug}/sources/{source_id}/section-labels"}
 ADDED_COMPONENTS |= {"SectionLabelsOut", "SectionLabelOut", "SectionLabelIn"}
+# What a source holds and gave (issue 41): documents, chunks, entities and its last change
+# on every source answer, and the list's filters by tag, kind and status.
+for _schema in ("SourceOut", "SourceCreated", "SourceDetailOut"):
+    ADDED_PROPERTIES[_schema] |= {"document_count", "chunk_count", "entity_count", "updated_at"}
+# Optional query parameters added to operations the snapshot has.
+ADDED_PARAMETERS = {("/api/v1/workspaces/{slug}/sources", "get"): {"tag", "kind", "status"}}
 
 
 def current_document() -> dict[str, Any]:
@@ -122,6 +128,14 @@ def test_the_openapi_document_is_unchanged_apart_from_the_listed_additions() -> 
         assert not added & set(component.get("required", [])), f"{name}: added as required"
         for field in added:
             del component["properties"][field]
+    for (path, method), names in ADDED_PARAMETERS.items():
+        parameters = after["paths"][path][method]["parameters"]
+        added_ones = [p for p in parameters if p["name"] in names]
+        assert {p["name"] for p in added_ones} == names
+        assert not any(p["required"] for p in added_ones)
+        after["paths"][path][method]["parameters"] = [
+            p for p in parameters if p["name"] not in names
+        ]
     for (path, method), changed in CHANGED_PARAMETERS.items():
         old, new = (
             {p["name"]: p for p in document["paths"][path][method]["parameters"]}

@@ -1,6 +1,7 @@
 """The sources screens in a real browser with a real worker: files dropped on the page are
 processed to done while the list follows them, a crawl of a real local website started from
-the form shows its pages, and the document page marks a passage while running nothing it
+the form shows its pages, a pasted note (processed in this process) is followed to done and
+its page lists what it gave, and the document page marks a passage while running nothing it
 shows."""
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import pytest
 from playwright.sync_api import expect
 
 from ingest.actions.sources import do_create_upload_source
-from ingest.models import Document
+from ingest.models import Document, Source
 from tests.browser.conftest import screenshot
 from tests.ingest.crawl_site import CrawlSite
-from tests.support import start_worker, stop_process
+from tests.support import run_pending, start_worker, stop_process
 from workspaces.models import Role
 
 # Ingestion runs the whole pipeline in the worker (parse, chunk, embed, extract); this only
@@ -73,7 +74,7 @@ def test_dropped_files_are_uploaded_and_the_list_follows_them_to_done(
     expect(row.locator("[data-progress-label]")).to_have_text("2 documents")
     expect(row.locator("progress")).to_have_attribute("value", "2")
     screenshot(page, "sources-list")
-    row.get_by_role("link").click()
+    row.get_by_role("link", name="harbour.md, tides.txt", exact=True).click()
     expect(page.get_by_role("heading", name="harbour.md, tides.txt")).to_be_visible()
     expect(page.locator("table.documents tbody tr")).to_have_count(2)
 
@@ -143,3 +144,49 @@ def test_the_document_page_marks_the_passage_and_runs_nothing_it_shows(page, sig
     assert page.title() != "owned"
     assert dialogs == []
     screenshot(page, "document-highlight")
+
+
+@pytest.mark.slow(reason="the pasted note goes through the whole pipeline (embeddings, extraction)")
+def test_a_pasted_note_becomes_a_source_the_list_follows_to_done(
+    page, sign_in, make_member, settings
+):
+    settings.INGEST_MAX_PASTE_CHARS = 400
+    ada = make_member("ada", workspace="lab", role=Role.EDITOR)
+    sign_in(ada)
+    page.goto("/")
+    form = page.locator("#paste-form")
+    # Too long: said by the page before anything is sent.
+    form.get_by_label("Title").fill("Too long")
+    form.get_by_label("Text").fill("x" * 401)
+    form.get_by_role("button", name="Add note").click()
+    too_long = form.locator("[data-paste-too-long]")
+    expect(too_long).to_have_text(
+        "The text is 401 characters; at most 400 can be pasted at once. "
+        "Split it, or upload it as a file."
+    )
+    expect(form.get_by_label("Text")).to_be_focused()
+    assert Source.objects.count() == 0
+
+    form.get_by_label("Text").fill(HARBOUR)
+    form.get_by_label("Title").fill("Harbour Town")
+    form.get_by_label("Tags").fill("harbour, notes")
+    form.get_by_role("button", name="Add note").click()
+    expect(page.locator("#paste-panel [data-pasted]")).to_contain_text(
+        "Added the note Harbour Town; processing has started."
+    )
+    # The list refreshed itself: the note is there, running, with its tags.
+    row = page.locator("#source-list tbody tr").first
+    expect(row).to_contain_text("Harbour Town")
+    expect(row.locator("td.tags a.tag")).to_have_text(["harbour", "notes"])
+    source = Source.objects.get()
+    assert (source.kind, source.origin) == ("text", "paste")
+    run_pending(source)  # the worker's work, in this process
+    expect(row.locator("[data-status]")).to_have_text("Done", timeout=PROCESSING)
+    expect(row.locator("[data-documents]")).to_have_text("1")
+    expect(row.locator("[data-entities]")).not_to_have_text("0")
+    screenshot(page, "sources-paste")
+    row.get_by_role("link", name="Harbour Town", exact=True).click()
+    entities = page.locator("#source-entities tbody tr")
+    expect(entities.first).to_be_visible()
+    expect(page.locator("#source-entities")).to_contain_text("Ada Lovelace")
+    screenshot(page, "source-gave")

@@ -1,6 +1,7 @@
 """The seams of the lower apps (config/settings/base.py): every function an app plugs into
-them (chunk deletion and moves, workspace deletion, health counts, metrics, upkeep jobs) is
-in that app's hooks.py, so one module per app lists them all, and each loads."""
+them (chunk deletion and moves, source figures, workspace deletion, health counts, metrics,
+upkeep jobs) is in that app's hooks.py, so one module per app lists them all, and each
+loads."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ SEAMS = (
     "WORKSPACE_DELETION_HOOKS",
     "HEALTH_COUNTS",
     "METRICS_COLLECTORS",
+    "INGEST_SOURCE_FIGURES",
 )
 APPS = ("system", "workspaces", "ingest", "knowledge", "agents", "explorer")
 

@@ -167,3 +167,30 @@ def make_lab_graph(workspace: Workspace) -> Built:
         entities={"Ada": "person", "Acme": "organization", "Paris": "location", "Loner": "concept"},
         relations=[("Ada", "Acme", "works_for"), ("Acme", "Paris", "located_in")],
     )
+
+
+def mention_again(built: Built, entity: Entity, times: int, *, chunk: Chunk | None = None) -> None:
+    """`times` more mentions of `entity` in `chunk` (the built one by default): what a name
+    named again and again in a source's documents leaves behind."""
+    chunk = chunk or built.chunk
+    taken = Mention.objects.filter(chunk=chunk, entity=entity).count()
+    Mention.objects.bulk_create(
+        Mention(
+            workspace=entity.workspace, entity=entity, chunk=chunk, run=built.run,
+            surface_form=entity.name, extracted_type=entity.type.name,
+            char_start=10_000 + taken + i, char_end=10_000 + taken + i + len(entity.name),
+        )
+        for i in range(times)
+    )  # fmt: skip
+
+
+def evidence_again(built: Built, relation: Relation, times: int) -> None:
+    """`times` more evidence rows of `relation` in the built chunk."""
+    taken = RelationEvidence.objects.filter(chunk=built.chunk, relation=relation).count()
+    RelationEvidence.objects.bulk_create(
+        RelationEvidence(
+            workspace=relation.workspace, relation=relation, chunk=built.chunk, run=built.run,
+            char_start=10_000 + taken + i, char_end=10_001 + taken + i, strength=5.0,
+        )
+        for i in range(times)
+    )  # fmt: skip

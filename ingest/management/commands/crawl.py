@@ -1,5 +1,9 @@
 """`manage.py crawl URL --workspace SLUG [--mode single|sitemap|recursive] [--max-pages N]
-[--max-depth D] [--allow PATTERN ...] [--deny PATTERN ...] [--rate R] [--subdomains] [--wait]`
+[--max-depth D] [--allow PATTERN ...] [--deny PATTERN ...] [--rate R] [--subdomains]
+[--tags a,b] [--wait]`
+
+`--tags` are stored on the source as an upload's are (trimmed, at most 50 characters each,
+duplicates once): the sources list filters by them.
 
 Creates a crawl source and starts it. With `--wait`, a progress bar runs until the crawl and
 the processing of its pages finish, then one JSON line with the counters:
@@ -50,6 +54,7 @@ class Command(BaseCommand):
             "--no-llms-txt", action="store_true", help="ignore the site's /llms.txt"
         )
         parser.add_argument("--name", default="", help="source name (default: the URL)")
+        parser.add_argument("--tags", default="", help="comma-separated tags for the source")
         parser.add_argument("--wait", action="store_true", help="wait, show progress, print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -68,6 +73,7 @@ class Command(BaseCommand):
                 include_subdomains=options["subdomains"],
                 use_llms_txt=not options["no_llms_txt"],
                 name=options["name"],
+                tags=options["tags"].split(","),
                 enqueue=not inline,
             )
         except InvalidInput as exc:

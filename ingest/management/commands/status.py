@@ -8,7 +8,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingest.schemas import SourceOut
-from ingest.selectors import get_failed_documents, get_source_for_workspace, get_sources
+from ingest.selectors import (
+    get_failed_documents,
+    get_source_for_workspace,
+    get_sources,
+    with_figures,
+)
 from workspaces.commands import workspace_for_command
 from workspaces.errors import NotFound
 
@@ -26,7 +31,7 @@ class Command(BaseCommand):
     ) -> None:
         ws = workspace_for_command(workspace)
         if source_id is None:
-            rows = [self._row(s, failed=False) for s in get_sources(ws)[:200]]
+            rows = [self._row(s, failed=False) for s in with_figures(get_sources(ws)[:200])]
         else:
             try:
                 rows = [self._row(get_source_for_workspace(ws, source_id), failed=True)]
