@@ -173,7 +173,7 @@ class DocumentOut(Schema):
     published_source: str = Field(
         "", description="where published_at came from: http, html, pdf, docx, file, or ''"
     )
-    created_at: datetime = Field(..., description="when it was ingested")
+    created_at: datetime
     updated_at: datetime
 
     @staticmethod
