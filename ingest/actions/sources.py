@@ -106,7 +106,7 @@ def validate_modified_times(*, names: list[str], values: list[str]) -> dict[str,
     for name, value in zip(names, values, strict=True):
         if not value:
             continue
-        if value.lstrip("-").isdigit() and len(value) <= 16:
+        if value.isascii() and value.lstrip("-").isdigit() and len(value) <= 16:
             moment = from_timestamp(int(value) / 1000)
         else:
             try:

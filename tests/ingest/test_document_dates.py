@@ -353,6 +353,9 @@ def test_modified_times_are_validated_one_per_file():
     }
     with pytest.raises(InvalidInput):
         validate_modified_times(names=names, values=["1"])
+    for malformed in ("²", "12 March", "1e12"):
+        with pytest.raises(InvalidInput):
+            validate_modified_times(names=["a"], values=[malformed])
 
 
 def test_the_ingest_command_dates_files_by_their_mtime(alice, tmp_path):
