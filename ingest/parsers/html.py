@@ -3,9 +3,9 @@
 trafilatura finds the main content; pages where it finds none (short notes, link lists) still
 get their visible body text. Scripts, styles and other non-visible markup are removed from the
 tree before either step, so their text can never leak into the index. (Metadata is read first,
-from a copy: authors and dates often live in JSON-LD script blocks; the page's own dates as
-html_dates.py reads them.) Documentation pages are
-prepared first (html_structure.py): permalink glyphs out, definition lists into term and `: `
+from a copy: authors and dates often live in JSON-LD script blocks; the page's own published
+and modified dates are html_dates.py's.) Documentation pages are prepared first
+(html_structure.py): permalink glyphs out, definition lists into term and `: `
 definition lines, layout lists into blocks, headings as marked paragraphs trafilatura cannot
 drop, preformatted and synopsis blocks as marks put back after it as fenced code of their own
 text (trafilatura fenced some, wrote others as escaped prose). The text then always starts
