@@ -1,6 +1,7 @@
 """Which documents a search reads: the `sources`, ingestion-date and document-date
-(`published_from` / `published_to`) filters as SQL, shared by the vector and keyword signals (both read ingest_chunk under an
-alias) and the graph signal (which reaches chunks through mentions)."""
+(`published_from` / `published_to`) filters as SQL, shared by the vector and keyword
+signals (both read ingest_chunk under an alias) and the graph signal (which reaches chunks
+through mentions)."""
 
 from __future__ import annotations
 
