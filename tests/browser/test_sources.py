@@ -166,7 +166,7 @@ def test_a_dropped_or_chosen_file_is_dated_by_its_modification_time(page, sign_i
     dated = dict(
         Document.objects.filter(workspace=ada.workspace).values_list("path", "published_at")
     )
-    assert {path: moment.isoformat() for path, moment in dated.items()} == {
+    assert {path: moment and moment.isoformat() for path, moment in dated.items()} == {
         "harbour.md": "2024-03-05T10:00:00+00:00",
         "tides.txt": "2024-03-06T10:00:00+00:00",
     }

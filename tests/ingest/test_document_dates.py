@@ -44,8 +44,10 @@ LIMITS = ParserLimits()
 NOW = dt.datetime(2025, 6, 1, 12, tzinfo=UTC)
 
 
-def when(*parts: int) -> dt.datetime:
-    return dt.datetime(*parts, tzinfo=UTC)
+def when(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0
+) -> dt.datetime:
+    return dt.datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 def html(head: str = "", body: str = "<p>The harbour reopened after the storm.</p>") -> bytes:
@@ -171,7 +173,7 @@ def test_html_dates_skip_implausible_values_for_the_next_one():
 
 
 def test_page_dates_are_bounded():
-    import lxml.html
+    import lxml.html  # type: ignore[import-untyped]
 
     many = "".join(f'<meta name="x{n}" content="y">' for n in range(600))
     late = '<meta name="date" content="2012-12-12">'

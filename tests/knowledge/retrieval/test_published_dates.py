@@ -145,9 +145,9 @@ def test_publication_dates_scope_the_search_and_every_hit_carries_its_date(alice
         '<time class="passage-date" datetime="2022-02-02T00:00:00+00:00">2022-02-02</time>' in page
     )
     assert 'name="published_from" value="2022-01-01"' in page
-    everything = browser.get("/ask/", {"ws": "acme", "q": QUERY}).content.decode()
-    assert everything.count('class="passage"') == len(NOTES)
-    assert everything.count('class="passage-date"') == 3  # only the dated ones say a date
+    listed = browser.get("/ask/", {"ws": "acme", "q": QUERY}).content.decode()
+    assert listed.count('class="passage"') == len(NOTES)
+    assert listed.count('class="passage-date"') == 3  # only the dated ones say a date
     # A malformed date on the page is ignored, as the other filters are.
     lenient = browser.get("/ask/", {"ws": "acme", "q": QUERY, "published_to": "someday"})
     assert lenient.status_code == 200
