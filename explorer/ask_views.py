@@ -1,4 +1,5 @@
-"""The Ask page: a question and its filters (sources, entity types, date range, mode) in
+"""The Ask page: a question and its filters (sources, entity types, ingestion and document
+date ranges, mode) in
 the URL, so results can be shared, answered with ranked passages, the entities, relations
 and paths behind them (chips that open their panels in the page), and a link that shows
 them in the explorer; and the explorer's Ask box, the same passages in its side panel.
@@ -92,9 +93,19 @@ class AskFilters:
 
     sources: list[int] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
-    start: date | None = None
-    end: date | None = None
+    start: date | None = None  # ingested from (`from`)
+    end: date | None = None  # ingested until (`to`)
+    published_start: date | None = None  # the document's own date from (`published_from`)
+    published_end: date | None = None  # ... until (`published_to`)
     mode: str = "local"
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether any filter besides the mode is set (the page opens its filters)."""
+        return bool(self.sources or self.types) or any(
+            day is not None
+            for day in (self.start, self.end, self.published_start, self.published_end)
+        )
 
 
 def _filters(request: WorkspaceRequest, workspace: Workspace, type_names: list[str]) -> AskFilters:
@@ -107,6 +118,8 @@ def _filters(request: WorkspaceRequest, workspace: Workspace, type_names: list[s
         types=[t for t in dict.fromkeys(_values(request, "types")) if t in types],
         start=_day(request.GET.get("from", "")),
         end=_day(request.GET.get("to", "")),
+        published_start=_day(request.GET.get("published_from", "")),
+        published_end=_day(request.GET.get("published_to", "")),
         mode=mode if mode in MODES else "local",
     )
 
@@ -166,6 +179,8 @@ def _results(
         record_access=False,
         ingested_from=filters.start,
         ingested_to=filters.end,
+        published_from=filters.published_start,
+        published_to=filters.published_end,
     )
     terms = {w.lower() for w in _WORD.findall(question)} - _COMMON
     in_code = chunks_opening_in_code(workspace, [hit.id for hit in result.chunks])

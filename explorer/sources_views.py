@@ -16,10 +16,12 @@ them anyway.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Page, Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
@@ -50,7 +52,11 @@ from explorer.workspace_pages import (
     workspace_url,
 )
 from ingest.actions.crawl import do_create_crawl
-from ingest.actions.sources import do_create_text_source, do_create_upload_source
+from ingest.actions.sources import (
+    do_create_text_source,
+    do_create_upload_source,
+    validate_modified_times,
+)
 from ingest.models import Source
 from ingest.selectors import (
     SourceFigures,
@@ -173,6 +179,7 @@ def upload(request: WorkspaceRequest) -> HttpResponse:
                 name=request.POST.get("name", ""),
                 tags=split_tags(request.POST.get("tags", "")),
                 created_by=request.user,
+                modified=_modified_times(request, files, check.accepted),
             )
         except DomainError as exc:
             check.refused = exc.message
@@ -192,6 +199,19 @@ def upload(request: WorkspaceRequest) -> HttpResponse:
     for problem in check.problems:
         messages.error(request, f"Not uploaded: {problem.name}: {problem.message}")
     return redirect(workspace_url(request, "explorer:home"))
+
+
+def _modified_times(
+    request: WorkspaceRequest, files: list[UploadedFile], accepted: list[UploadedFile]
+) -> dict[str, datetime]:
+    """The accepted files' modification times, which static/js/sources/upload.js puts in
+    the form's `last_modified` field (one per file picked, in their order); none without
+    the script."""
+    times = validate_modified_times(
+        names=[f.name or "upload" for f in files], values=request.POST.getlist("last_modified")
+    )
+    names = {f.name or "upload" for f in accepted}
+    return {name: moment for name, moment in times.items() if name in names}
 
 
 def _uploaded_message(result: UploadResult) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -22,6 +23,7 @@ from ingest.actions.sources import (
     do_request_source_deletion,
     do_retry_source,
     do_set_source_options,
+    validate_modified_times,
     validate_source_options,
 )
 from ingest.models import Chunk, CrawlPage, CrawlPageStatus, Document, Source, SourceKind
@@ -67,6 +69,14 @@ _UPLOAD_BODY = {
                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
                         "name": {"type": "string", "description": "source name"},
                         "tags": {"type": "string", "description": "comma-separated"},
+                        "last_modified": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "optional, one per file in the files' order: its "
+                            "modification time (milliseconds since 1970, as a browser's "
+                            "File.lastModified, or ISO 8601), the document's date unless its "
+                            "content states one",
+                        },
                     },
                     "required": ["files"],
                 }
@@ -188,6 +198,7 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
             tags=str(request.POST.get("tags", "")).split(","),
             created_by=caller.user,
             options=_form_options(request),
+            modified=_modified_times(request, files),
         )
     source.refresh_from_db()
     return Status(
@@ -197,6 +208,13 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
             "documents": [a.document.pk for a in added],
             "unchanged": [a.document.pk for a in added if not a.changed],
         },
+    )
+
+
+def _modified_times(request: HttpRequest, files: list[UploadedFile]) -> dict[str, datetime]:
+    """The files' modification times from the `last_modified` form field(s)."""
+    return validate_modified_times(
+        names=[f.name or "upload" for f in files], values=request.POST.getlist("last_modified")
     )
 
 
@@ -268,7 +286,11 @@ def add_documents(request: HttpRequest, slug: str, source_id: int) -> Status[dic
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
     files = _uploaded_files(request)
-    added = do_add_files(source=source, files=[(f.name or "upload", f.chunks()) for f in files])
+    added = do_add_files(
+        source=source,
+        files=[(f.name or "upload", f.chunks()) for f in files],
+        modified=_modified_times(request, files),
+    )
     source.refresh_from_db()
     return Status(
         201,

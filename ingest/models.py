@@ -42,6 +42,18 @@ STOPPED_STATUSES = frozenset({SourceStatus.CANCELLED, SourceStatus.DELETING})
 CRAWL_KINDS = frozenset({SourceKind.URL, SourceKind.SITEMAP, SourceKind.CRAWL})
 
 
+class PublishedSource(models.TextChoices):
+    """Where a document's own date (Document.published_at) came from
+    (ingest/parsers/dates.py); NONE when nothing sane states one."""
+
+    NONE = "", "None"
+    HTTP = "http", "HTTP Last-Modified"
+    HTML = "html", "HTML metadata"
+    PDF = "pdf", "PDF metadata"
+    DOCX = "docx", "Word document properties"
+    FILE = "file", "File modification time"
+
+
 class DocumentStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     PARSED = "parsed", "Parsed"
@@ -259,6 +271,15 @@ class Document(WorkspaceScopedModel):
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="duplicates"
     )
+    # The document's own date (ingest/parsers/dates.py): the latest date its content states
+    # (HTML metadata, PDF or DOCX properties), else what carried it (the crawl's HTTP
+    # Last-Modified, an upload's file modification time); null when nothing sane does.
+    # Search and Ask filter on it (published_from / published_to) and may prefer newer
+    # documents by it (knowledge/retrieval/recency.py). `created_at` is the ingestion date.
+    published_at = models.DateTimeField(null=True, blank=True)
+    published_source = models.CharField(
+        max_length=8, choices=PublishedSource.choices, blank=True, default="", db_default=""
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -273,6 +294,8 @@ class Document(WorkspaceScopedModel):
             models.Index(fields=["source", "status"]),
             # Finding the original of a content hash when a document is parsed.
             models.Index(fields=["workspace", "content_hash"], name="document_ws_hash"),
+            # Searches narrowed to documents of some dates (published_from / published_to).
+            models.Index(fields=["workspace", "published_at"], name="document_ws_published"),
         ]
 
     def __str__(self) -> str:

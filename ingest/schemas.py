@@ -201,6 +201,14 @@ class DocumentOut(Schema):
         "this repeats; its chunks and graph are shared, counted once",
     )
     duplicate_of_source_id: int | None = Field(None, description="that document's source")
+    published_at: datetime | None = Field(
+        None,
+        description="the document's own date: the latest its content states (HTML metadata, "
+        "PDF or DOCX properties), else its HTTP Last-Modified or file modification time",
+    )
+    published_source: str = Field(
+        "", description="where published_at came from: http, html, pdf, docx, file, or ''"
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -36,6 +36,7 @@ from ingest.indexed_text import RECIPE
 from ingest.models import Chunk, Document, DocumentStatus, Source
 from ingest.parsers import parse_isolated
 from ingest.parsers.base import ParsedDocument, ParserLimits
+from ingest.parsers.dates import CONTENT_SOURCES, own_date
 from ingest.selectors import stored_vectors
 from system import slices
 
@@ -109,13 +110,17 @@ def _save_parse(document: Document, parsed: ParsedDocument) -> None:
     document.warnings = list(parsed.warnings)
     document.processed_hash = document.content_hash
     document.duplicate_of = None
+    stated = own_date(parsed.metadata) if parsed.format in CONTENT_SOURCES else None
+    if stated is not None:
+        # The content's own date wins over the Last-Modified or file time it came with.
+        document.published_at, document.published_source = stated, parsed.format
     do_transition(
         document=document,
         to=DocumentStatus.PARSED,
         error="",
         fields=(
             "text", "title", "format", "mime", "metadata", "warnings",
-            "processed_hash", "duplicate_of",
+            "processed_hash", "duplicate_of", "published_at", "published_source",
         ),
     )  # fmt: skip
 

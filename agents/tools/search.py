@@ -62,6 +62,20 @@ class SearchArguments(Arguments):
     ingested_to: date | None = Field(
         None, description="Only documents ingested on or before this day (YYYY-MM-DD, UTC)."
     )
+    published_from: date | None = Field(
+        None, description="Only documents whose own date (published_at: stated by the "
+        "document, else its Last-Modified or file time) is on or after this day "
+        "(YYYY-MM-DD, UTC); undated documents are left out.",
+    )  # fmt: skip
+    published_to: date | None = Field(
+        None, description="Only documents whose own date is on or before this day "
+        "(YYYY-MM-DD, UTC); undated documents are left out.",
+    )  # fmt: skip
+    recency: float | None = Field(
+        None, ge=0, le=1, description="Prefer newer documents (0..1; 0 or absent: the "
+        "server's setting, off by default). 0.1-0.2 lets a newer passage pass an older one "
+        "of about the same relevance.",
+    )  # fmt: skip
 
 
 def run_search(access: Access, args: SearchArguments) -> ToolAnswer:
@@ -75,6 +89,9 @@ def run_search(access: Access, args: SearchArguments) -> ToolAnswer:
         sources=args.sources,
         ingested_from=args.ingested_from,
         ingested_to=args.ingested_to,
+        published_from=args.published_from,
+        published_to=args.published_to,
+        recency=args.recency,
     )
     context, _ = bound_text(result.context)
     return ToolAnswer(data={**search_payload(result), "note": DATA_NOTE}, text=context)
@@ -98,6 +115,20 @@ class AskArguments(Arguments):
     ingested_to: date | None = Field(
         None, description="Only documents ingested on or before this day (YYYY-MM-DD, UTC)."
     )
+    published_from: date | None = Field(
+        None, description="Only documents whose own date (published_at: stated by the "
+        "document, else its Last-Modified or file time) is on or after this day "
+        "(YYYY-MM-DD, UTC); undated documents are left out.",
+    )  # fmt: skip
+    published_to: date | None = Field(
+        None, description="Only documents whose own date is on or before this day "
+        "(YYYY-MM-DD, UTC); undated documents are left out.",
+    )  # fmt: skip
+    recency: float | None = Field(
+        None, ge=0, le=1, description="Prefer newer documents (0..1; 0 or absent: the "
+        "server's setting, off by default). 0.1-0.2 lets a newer passage pass an older one "
+        "of about the same relevance.",
+    )  # fmt: skip
 
 
 def run_ask(access: Access, args: AskArguments) -> ToolAnswer:
@@ -112,6 +143,9 @@ def run_ask(access: Access, args: AskArguments) -> ToolAnswer:
             hops=args.hops,
             ingested_from=args.ingested_from,
             ingested_to=args.ingested_to,
+            published_from=args.published_from,
+            published_to=args.published_to,
+            recency=args.recency,
         )
     except AnswerBudgetSpent as exc:
         return error_answer(exc.message, code="budget_spent")

@@ -369,6 +369,13 @@ VECTOR_WORKSPACE_INDEX_EF_CONSTRUCTION = int(
 RETRIEVAL_RERANK_DEPTH = int(env_float("RETRIEVAL_RERANK_DEPTH", 0))
 RETRIEVAL_RERANK_MENTION_WEIGHT = env_float("RETRIEVAL_RERANK_MENTION_WEIGHT", 0.1)
 RETRIEVAL_RERANK_TITLE_WEIGHT = env_float("RETRIEVAL_RERANK_TITLE_WEIGHT", 0.05)
+# Recency preference (knowledge/retrieval/recency.py): every fused chunk's score times
+# 1 + WEIGHT * 0.5 ** (its document's age in days / HALF_LIFE_DAYS), the age from the
+# document's own date (Document.published_at; undated documents get nothing). A request's
+# `recency` (0..1) replaces WEIGHT. Off (0) by default: the stage then does not run, and on
+# the panel the ranking with it off is the one without it (docs/operations.md, "Recency").
+RETRIEVAL_RECENCY_WEIGHT = env_float("RETRIEVAL_RECENCY_WEIGHT", 0.0)
+RETRIEVAL_RECENCY_HALF_LIFE_DAYS = env_float("RETRIEVAL_RECENCY_HALF_LIFE_DAYS", 365.0)
 # Threads (each with its own database connection, per web process) that run a search's
 # keyword stage alongside its vector and graph stages, and write access counts after the
 # answer; 0 runs everything in the request's thread.

@@ -37,6 +37,7 @@ from ingest.actions.document_state import do_transition, do_transition_rows
 from ingest.actions.hooks import run_deletion_hooks, run_move_hooks
 from ingest.dispatch import enqueue_documents
 from ingest.models import Chunk, Document, DocumentStatus, Source, SourceStatus
+from ingest.parsers.dates import CONTENT_SOURCES
 from ingest.parsers.text import filename_stem
 
 # Documents in these states cannot be anybody's original: their content was not (or not
@@ -113,13 +114,18 @@ def do_mark_duplicate(*, document: Document, original: Document) -> None:
     document.metadata = dict(original.metadata or {})
     document.warnings = list(original.warnings or [])
     document.processed_hash = document.content_hash
+    if original.published_source in CONTENT_SOURCES:
+        # The date the content states is this content's too; a date only its carrier gave
+        # (Last-Modified, a file's time) stays each copy's own.
+        document.published_at = original.published_at
+        document.published_source = original.published_source
     do_transition(
         document=document,
         to=DocumentStatus.DUPLICATE,
         error="",
         fields=(
             "duplicate_of", "text", "title", "format", "mime", "metadata", "warnings",
-            "processed_hash",
+            "processed_hash", "published_at", "published_source",
         ),
     )  # fmt: skip
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.db import transaction
@@ -23,10 +24,12 @@ from ingest.models import (
     CrawlPageStatus,
     Document,
     DocumentStatus,
+    PublishedSource,
     Source,
     SourceKind,
     SourceStatus,
 )
+from ingest.parsers.dates import from_timestamp, parse_date, sane
 from system.enqueue import enqueue_on_commit
 from workspaces.errors import Conflict, InvalidInput
 from workspaces.models import Workspace
@@ -85,6 +88,40 @@ def validate_source_options(
     return options
 
 
+def validate_modified_times(*, names: list[str], values: list[str]) -> dict[str, datetime]:
+    """Uploaded files' modification times by file name, from one value per file in the
+    files' order (`last_modified`, as a browser's File.lastModified gives it: milliseconds
+    since 1970, or an ISO 8601 date-time); no values: none. A blank value, or a date that
+    is not sane (before 1970-01-02 or more than a day ahead), leaves its file without one;
+    a malformed value or a count that is not the files' is an error."""
+    values = [v.strip() for raw in values for v in raw.split(",")]
+    if not any(values):
+        return {}
+    if len(values) != len(names):
+        raise InvalidInput(
+            f"last_modified: one value per file, in the files' order ({len(names)} files, "
+            f"{len(values)} values)."
+        )
+    times: dict[str, datetime] = {}
+    for name, value in zip(names, values, strict=True):
+        if not value:
+            continue
+        if value.isascii() and value.lstrip("-").isdigit() and len(value) <= 16:
+            moment = from_timestamp(int(value) / 1000)
+        else:
+            try:
+                datetime.fromisoformat(value[:64])
+            except ValueError:
+                raise InvalidInput(
+                    f"last_modified: {value[:40]!r} is neither milliseconds since 1970 nor "
+                    "an ISO 8601 date-time."
+                ) from None
+            moment = parse_date(value)
+        if moment is not None:
+            times[name] = moment
+    return times
+
+
 @transaction.atomic
 def do_set_source_options(*, source: Source, options: dict[str, object]) -> Source:
     """Change a source's options (see validate_source_options); takes effect for the
@@ -101,12 +138,24 @@ class AddedDocument:
     changed: bool  # False: same path, same bytes, already processed — nothing to do
 
 
-def do_add_file(*, source: Source, path: str, chunks: Iterable[bytes]) -> AddedDocument:
+def do_add_file(
+    *,
+    source: Source,
+    path: str,
+    chunks: Iterable[bytes],
+    modified_at: datetime | None = None,
+    modified_source: str = PublishedSource.FILE,
+) -> AddedDocument:
     """Store a file's bytes and create or update the source's document at `path`.
 
     Same path with identical bytes that were processed already: nothing changes and no work
     is queued. Changed bytes: the document is queued again and re-processed through the
     delta path (unchanged chunks kept).
+
+    `modified_at` is the date what carried the file gives it (`modified_source`: "file" for
+    an upload's modification time, "http" for a crawled page's Last-Modified): new bytes
+    take it as their document's own date (or none, when it is missing or not sane), until
+    parsing finds a date the content states itself (ingest/stages.py).
     """
     if source.status == SourceStatus.DELETING:
         raise Conflict("This source is being deleted.")
@@ -131,12 +180,17 @@ def do_add_file(*, source: Source, path: str, chunks: Iterable[bytes]) -> AddedD
             # Other content: no longer anybody's duplicate (ingest/actions/duplicates.py).
             document.duplicate_of = None
         document.blob, document.content_hash, document.size = blob.name, blob.sha256, blob.size
+        document.published_at = sane(modified_at)
+        document.published_source = modified_source if document.published_at else ""
         do_transition(
             document=document,
             to=DocumentStatus.QUEUED,
             error="",
-            fields=("blob", "content_hash", "size", "duplicate_of"),
-        )
+            fields=(
+                "blob", "content_hash", "size", "duplicate_of", "published_at",
+                "published_source",
+            ),
+        )  # fmt: skip
     return AddedDocument(document=document, changed=True)
 
 
@@ -155,12 +209,21 @@ FileInput = tuple[str, Iterable[bytes]]  # (document path, the file's bytes in b
 
 @transaction.atomic
 def do_add_files(
-    *, source: Source, files: Iterable[FileInput], enqueue: bool = True
+    *,
+    source: Source,
+    files: Iterable[FileInput],
+    enqueue: bool = True,
+    modified: Mapping[str, datetime] | None = None,
 ) -> list[AddedDocument]:
-    """Add (or replace) files in an upload source and queue whatever changed."""
+    """Add (or replace) files in an upload source and queue whatever changed. `modified`
+    gives files their modification times, by document path (see do_add_file)."""
     if source.kind != SourceKind.UPLOAD:
         raise InvalidInput("Files can only be added to upload sources.")
-    added = [do_add_file(source=source, path=path, chunks=blocks) for path, blocks in files]
+    dates = modified or {}
+    added = [
+        do_add_file(source=source, path=path, chunks=blocks, modified_at=dates.get(path))
+        for path, blocks in files
+    ]
     do_start_source(source=source, enqueue=enqueue)
     return added
 
@@ -176,8 +239,10 @@ def do_create_upload_source(
     created_by: User | None = None,
     enqueue: bool = True,
     options: dict[str, object] | None = None,
+    modified: Mapping[str, datetime] | None = None,
 ) -> tuple[Source, list[AddedDocument]]:
-    """A new upload source holding `files`, queued for processing (on commit)."""
+    """A new upload source holding `files`, queued for processing (on commit); `modified`
+    gives files their modification times, by document path."""
     source = do_create_source(
         workspace=workspace,
         kind=SourceKind.UPLOAD,
@@ -187,7 +252,7 @@ def do_create_upload_source(
         settings=options,
         created_by=created_by,
     )
-    return source, do_add_files(source=source, files=files, enqueue=enqueue)
+    return source, do_add_files(source=source, files=files, enqueue=enqueue, modified=modified)
 
 
 @transaction.atomic

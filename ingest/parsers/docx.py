@@ -241,7 +241,7 @@ def _core_metadata(document: Document) -> dict[str, Any]:
     found: dict[str, Any] = {}
     try:
         core = document.core_properties
-        author, title, created = core.author, core.title, core.created
+        author, title, created, modified = core.author, core.title, core.created, core.modified
     except MemoryError:
         raise
     except Exception:
@@ -252,6 +252,8 @@ def _core_metadata(document: Document) -> dict[str, Any]:
         found["title"] = short_title(title)
     if created is not None:
         found["created"] = created.isoformat()
+    if modified is not None:
+        found["modified"] = modified.isoformat()
     return found
 
 

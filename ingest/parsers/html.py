@@ -3,8 +3,9 @@
 trafilatura finds the main content; pages where it finds none (short notes, link lists) still
 get their visible body text. Scripts, styles and other non-visible markup are removed from the
 tree before either step, so their text can never leak into the index. (Metadata is read first,
-from a copy: authors and dates often live in JSON-LD script blocks.) Documentation pages are
-prepared first (html_structure.py): permalink glyphs out, definition lists into term and `: `
+from a copy: authors and dates often live in JSON-LD script blocks; the page's own published
+and modified dates are html_dates.py's.) Documentation pages are prepared first
+(html_structure.py): permalink glyphs out, definition lists into term and `: `
 definition lines, layout lists into blocks, headings as marked paragraphs trafilatura cannot
 drop, preformatted and synopsis blocks as marks put back after it as fenced code of their own
 text (trafilatura fenced some, wrote others as escaped prose). The text then always starts
@@ -25,6 +26,7 @@ import lxml.html  # type: ignore[import-untyped]
 import trafilatura
 
 from ingest.parsers.base import ParsedDocument, ParseError, ParserLimits
+from ingest.parsers.html_dates import page_dates
 from ingest.parsers.html_links import site_links
 from ingest.parsers.html_structure import (
     code_from_marks,
@@ -90,7 +92,7 @@ def parse_html(data: bytes, *, filename: str, limits: ParserLimits) -> ParsedDoc
     root = _parse_tree(decoded.text)
 
     remove_permalinks(root)
-    meta = _page_metadata(copy.deepcopy(root))
+    meta = {**_page_metadata(copy.deepcopy(root)), **page_dates(root)}
     for element in list(root.iter(*_INVISIBLE)):
         element.drop_tree()
     language = root.get("lang") or meta.pop("language", None)

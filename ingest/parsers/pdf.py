@@ -173,14 +173,18 @@ def _metadata(reader: PdfReader) -> dict[str, Any]:
             continue
         if value:
             found[key] = value
-    try:
-        created = info.creation_date
-    except MemoryError:
-        raise
-    except Exception:
-        created = None
-    if created is not None:
-        found["created"] = created.isoformat()
+    for key, read_date in (
+        ("created", lambda: info.creation_date),  # CreationDate
+        ("modified", lambda: info.modification_date),  # ModDate
+    ):
+        try:
+            moment = read_date()
+        except MemoryError:
+            raise
+        except Exception:  # noqa: S112 - a malformed date is no date, the text still counts
+            continue
+        if moment is not None:
+            found[key] = moment.isoformat()
     return found
 
 

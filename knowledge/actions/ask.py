@@ -326,6 +326,7 @@ def _passages(workspace: Workspace, chunks: Sequence[Any]) -> list[Passage]:
                 PassageBlock(code=code, text=body)
                 for code, body in passage_blocks(c.text, in_code=c.id in in_code)
             ),
+            published_at=c.published_at.isoformat() if c.published_at else None,
         )
         for n, c in enumerate(chunks, start=1)
     ]
@@ -343,6 +344,9 @@ def prepare_ask(
     query_vector: QueryVector | None = None,
     ingested_from: date | None = None,
     ingested_to: date | None = None,
+    published_from: date | None = None,
+    published_to: date | None = None,
+    recency: float | None = None,
 ) -> AskPlan:
     """Retrieve the passages and check the budget. Raises InvalidInput for a bad question
     or option, AnswerBudgetSpent when an LLM is configured and the month's budget is
@@ -358,6 +362,9 @@ def prepare_ask(
         query_vector=query_vector,
         ingested_from=ingested_from,
         ingested_to=ingested_to,
+        published_from=published_from,
+        published_to=published_to,
+        recency=recency,
     )
     answer = Answer(
         question=text,
@@ -391,6 +398,9 @@ def do_ask(
     hops: int | None = None,
     ingested_from: date | None = None,
     ingested_to: date | None = None,
+    published_from: date | None = None,
+    published_to: date | None = None,
+    recency: float | None = None,
 ) -> Answer:
     """The whole answer (the stream consumed). Raises InvalidInput, AnswerBudgetSpent, or
     AskFailed when the LLM gives no answer."""
@@ -404,6 +414,9 @@ def do_ask(
         hops=hops,
         ingested_from=ingested_from,
         ingested_to=ingested_to,
+        published_from=published_from,
+        published_to=published_to,
+        recency=recency,
     )
     for name, data in plan.events():
         if name == "error":

@@ -32,6 +32,8 @@ class Passage:
     text: str
     score: float
     blocks: tuple[PassageBlock, ...] = ()
+    # The document's own date (ISO 8601), when it has one.
+    published_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

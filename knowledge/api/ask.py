@@ -49,6 +49,9 @@ def ask(request: HttpRequest, slug: str, payload: AskIn) -> Any:
             hops=payload.hops,
             ingested_from=payload.ingested_from,
             ingested_to=payload.ingested_to,
+            published_from=payload.published_from,
+            published_to=payload.published_to,
+            recency=payload.recency,
         )
     except AnswerBudgetSpent as exc:
         return Status(402, {"detail": exc.message})

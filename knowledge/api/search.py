@@ -37,6 +37,9 @@ def search(request: HttpRequest, slug: str, payload: SearchIn) -> SearchResult:
         sources=payload.sources,
         ingested_from=payload.ingested_from,
         ingested_to=payload.ingested_to,
+        published_from=payload.published_from,
+        published_to=payload.published_to,
+        recency=payload.recency,
     )
     observe_search(result.took_ms / 1000)
     return result

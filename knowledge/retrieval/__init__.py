@@ -13,6 +13,8 @@ side effect: `record_access` counts what was returned.
 - `fusion`: reciprocal rank fusion of chunks and of entities;
 - `rerank`: the fused chunks' first ranks reordered by the query's entities they cover
   (RETRIEVAL_RERANK_*, off by default);
+- `recency`: the fused chunks rescored by their documents' own dates, newer a little higher
+  (RETRIEVAL_RECENCY_*, or a request's `recency`; off by default);
 - `hydration`: the fused ids made into hits (entities, chunks, relations, paths);
 - `access`: the access counts, the search's one write;
 - `pool`: the thread pool the keyword signal and the access counts run on;

@@ -128,7 +128,8 @@ def chunk_hits(
             SELECT c.id, c.ordinal, left(c.text, %s), c.char_start, c.char_end,
                    d.id, d.title, d.path, d.source_id,
                    ARRAY(SELECT DISTINCT m.entity_id FROM knowledge_mention m
-                         WHERE m.chunk_id = c.id AND m.entity_id = ANY(%s))
+                         WHERE m.chunk_id = c.id AND m.entity_id = ANY(%s)),
+                   d.published_at
             FROM ingest_chunk c JOIN ingest_document d ON d.id = c.document_id
             WHERE c.workspace_id = %s AND c.id = ANY(%s)
             """,
@@ -141,7 +142,7 @@ def chunk_hits(
         row = rows.get(pk)
         if row is None:  # deleted since the signal ran
             continue
-        _, ordinal, text, start, end, document_id, title, path, source_id, mentioned = row
+        _, ordinal, text, start, end, document_id, title, path, source_id, mentioned, dated = row
         text, truncated = bound(text, CHUNK_TEXT_CHARS)
         hits.append(
             ChunkHit(
@@ -159,6 +160,7 @@ def chunk_hits(
                 score=score,
                 signals=signals,
                 entity_ids=sorted(mentioned or [], key=position.__getitem__),
+                published_at=dated,
             )
         )
     return hits

@@ -1,7 +1,7 @@
 """The hybrid search itself: the arguments checked, the signals run, their rankings fused
 (and, with the graph and RETRIEVAL_RERANK_DEPTH set, the first ones reranked by the
-query's entities they cover), the hits hydrated and the context block built, each stage
-timed.
+query's entities they cover; with a recency preference, newer documents raised a little),
+the hits hydrated and the context block built, each stage timed.
 
 The order of work is part of the design: once the query is embedded, the keyword signal
 starts on the retrieval pool, this thread runs the vector signals, recognition and graph
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from django.conf import settings
+from django.utils import timezone
 
 from knowledge.canonical import type_name as normalise_type_name
 from knowledge.graph.base import MAX_HOPS, GraphBackendError
@@ -31,6 +32,7 @@ from knowledge.retrieval.hydration import chunk_hits, entity_hits, path_hits, re
 from knowledge.retrieval.limits import ENTITY_LIMIT, MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CHARS
 from knowledge.retrieval.pool import log_access_failure, start
 from knowledge.retrieval.query_embedding import embed_query
+from knowledge.retrieval.recency import RecencySettings, prefer_recent, published_dates
 from knowledge.retrieval.rerank import RerankSettings, coverage_of, rerank
 from knowledge.retrieval.signals.expansion import (
     SEED_MIN_SPECIFICITY,
@@ -75,6 +77,9 @@ def hybrid_search(
     ingested_to: date | None = None,
     query_vector: QueryVector | None = None,
     signals: Sequence[str] | None = None,
+    published_from: date | None = None,
+    published_to: date | None = None,
+    recency: float | None = None,
 ) -> SearchResult:
     """The best `limit` chunks of the workspace for `query`, with the entities, relations
     and paths behind them and a Markdown context block (see the package docstring).
@@ -82,7 +87,10 @@ def hybrid_search(
     `hops` (0..3, default RETRIEVAL_GRAPH_HOPS) bounds graph expansion; `relation_types`
     restricts the relations it walks (and those returned); `entity_types` the entities
     recognised, matched and reached; `sources` the chunks (by source id), `ingested_from`
-    / `ingested_to` to documents ingested within those days (UTC, inclusive). `query_vector`
+    / `ingested_to` to documents ingested within those days (UTC, inclusive),
+    `published_from` / `published_to` to documents whose own date (Document.published_at)
+    falls within them. `recency` (0..1, default RETRIEVAL_RECENCY_WEIGHT, 0: off) raises
+    newer documents a little (knowledge/retrieval/recency.py). `query_vector`
     replaces embedding the query (benchmarks time the search without the model).
     `signals` names the chunk rankings fused (a subset of CHUNK_SIGNALS; default all): the
     quality harness (knowledge/retrieval/comparison.py) ranks by one signal, or without the
@@ -98,7 +106,12 @@ def hybrid_search(
         relation_types,
         entity_types,
         signals,
-        DocumentScope(_source_ids(sources), *_days(ingested_from, ingested_to)),
+        DocumentScope(
+            _source_ids(sources),
+            *_days(ingested_from, ingested_to, "ingested"),
+            *_days(published_from, published_to, "published"),
+        ),
+        RecencySettings.configured(recency),
     )
     report = _Report()
     vector = query_vector
@@ -132,6 +145,8 @@ def hybrid_search(
         entity_order = fuse_entities(recognised, vector_entities, proximity)[:ENTITY_LIMIT]
     if specificity is not None:
         fused = _rerank_stage(request, fused, recognised, specificity, report)
+    if request.recency.active and fused:
+        fused = _recency_stage(request, fused, report)
     fused = fused[: request.limit]
     with report.timer("hydrate"):
         entities = entity_hits(workspace.pk, entity_order, recognised, vector_entities, proximity)
@@ -180,6 +195,7 @@ class _Request:
     scope: DocumentScope
     candidates: int
     signals: frozenset[str]
+    recency: RecencySettings
 
     def uses(self, names: set[str]) -> bool:
         """Whether any of these chunk signals is part of this search."""
@@ -234,6 +250,7 @@ def _request(
     entity_types: Sequence[str] | None,
     signals: Sequence[str] | None,
     scope: DocumentScope,
+    recency: RecencySettings,
 ) -> _Request:
     """The arguments checked and normalised, in the order they are reported."""
     text = clean_query(query)
@@ -252,6 +269,7 @@ def _request(
         scope=scope,
         candidates=max(1, settings.RETRIEVAL_CANDIDATES),
         signals=_chunk_signals(signals),
+        recency=recency,
     )
 
 
@@ -274,9 +292,9 @@ def _type_names(values: Sequence[str] | None, label: str) -> list[str] | None:
     return sorted({n for n in names if n}) or None
 
 
-def _days(start: date | None, end: date | None) -> tuple[date | None, date | None]:
+def _days(start: date | None, end: date | None, what: str) -> tuple[date | None, date | None]:
     if start is not None and end is not None and start > end:
-        raise InvalidInput("ingested_from: must not be after ingested_to.")
+        raise InvalidInput(f"{what}_from: must not be after {what}_to.")
     return start, end
 
 
@@ -405,6 +423,15 @@ def _rerank_stage(
         head = [pk for pk, _, _ in fused[: config.depth]]
         coverage = coverage_of(request.workspace.pk, head, recognised, specificity.of)
         return rerank(fused, coverage, config)
+
+
+def _recency_stage(
+    request: _Request, fused: list[tuple[int, float, ChunkSignals]], report: _Report
+) -> list[tuple[int, float, ChunkSignals]]:
+    """The fused chunks rescored by their documents' dates (a recency preference only)."""
+    with report.timer("recency"):
+        dates = published_dates(request.workspace.pk, [pk for pk, _, _ in fused])
+        return prefer_recent(fused, dates, request.recency, now=timezone.now())
 
 
 def _keyword_wait(

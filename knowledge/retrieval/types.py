@@ -8,6 +8,7 @@ context block quotes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 # The names `signals_used` may list, in the order the search runs them.
 SIGNALS = ("vector", "entity_vector", "keyword", "recognition", "graph")
@@ -72,6 +73,8 @@ class ChunkHit:
     signals: ChunkSignals
     # Entities of the result this chunk mentions (what the context block cites it for).
     entity_ids: list[int] = field(default_factory=list)
+    # Its document's own date (ingest: Document.published_at), when it has one.
+    published_at: datetime | None = None
 
 
 @dataclass(slots=True)

@@ -34,6 +34,23 @@ class AskIn(Schema):
     ingested_to: date | None = Field(
         None, description="only documents ingested on or before this day (UTC)"
     )
+    published_from: date | None = Field(
+        None,
+        description="only documents whose own date (published_at) is on or after this day "
+        "(UTC); undated documents are left out",
+    )
+    published_to: date | None = Field(
+        None,
+        description="only documents whose own date (published_at) is on or before this day "
+        "(UTC); undated documents are left out",
+    )
+    recency: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="prefer newer documents: a chunk's score times 1 + recency * 0.5 ** "
+        "(its document's age / the half-life setting); 0: off (default: the setting, off)",
+    )
 
 
 class AskCitationOut(Schema):
@@ -67,6 +84,9 @@ class AskPassageOut(Schema):
     text: str
     score: float
     blocks: list[AskPassageBlockOut]
+    published_at: str | None = Field(
+        None, description="its document's own date (ISO 8601), when it has one"
+    )
 
 
 class AskEntityOut(Schema):

@@ -6,7 +6,7 @@ Kept apart from knowledge/schemas.py because the search payload is also what
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any
 
 from ninja import Field, Schema
@@ -39,6 +39,23 @@ class SearchIn(Schema):
     ingested_to: date | None = Field(
         None, description="only documents ingested on or before this day (UTC)"
     )
+    published_from: date | None = Field(
+        None,
+        description="only documents whose own date (published_at) is on or after this day "
+        "(UTC); undated documents are left out",
+    )
+    published_to: date | None = Field(
+        None,
+        description="only documents whose own date (published_at) is on or before this day "
+        "(UTC); undated documents are left out",
+    )
+    recency: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="prefer newer documents: a chunk's score times 1 + recency * 0.5 ** "
+        "(its document's age / the half-life setting); 0: off (default: the setting, off)",
+    )
 
 
 class SignalOut(Schema):
@@ -70,6 +87,9 @@ class SearchChunkOut(Schema):
     score: float = Field(..., description="fused score (weighted reciprocal rank fusion)")
     signals: ChunkSignalsOut
     entity_ids: list[int] = Field(..., description="returned entities this chunk mentions")
+    published_at: datetime | None = Field(
+        None, description="its document's own date (see the document's published_source)"
+    )
 
 
 class SearchEntityOut(EntityBase):

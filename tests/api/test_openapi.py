@@ -82,6 +82,16 @@ ADDED_COMPONENTS |= {"WorkspaceImported"}
 # The health report's scheduled upkeep jobs (last and next run, outcome, message).
 ADDED_PROPERTIES["HealthOut"] |= {"upkeep"}
 ADDED_COMPONENTS |= {"UpkeepJobHealth"}
+# A document's own date (issue 41): on documents and search hits, a filter and a recency
+# preference of search (the ask schemas are additions of their own, above).
+ADDED_PROPERTIES["DocumentOut"] |= {"published_at", "published_source"}
+ADDED_PROPERTIES["SearchIn"] |= {"published_from", "published_to", "recency"}
+ADDED_PROPERTIES["SearchChunkOut"] = {"published_at"}
+# Optional multipart form fields added to upload bodies: each file's modification time.
+ADDED_FORM_FIELDS = {
+    ("/api/v1/workspaces/{slug}/sources", "post"): {"last_modified"},
+    ("/api/v1/workspaces/{slug}/sources/{source_id}/documents", "post"): {"last_modified"},
+}
 # A source's learnt section labels, and a person's word on one (read, and PUT by editors).
 ADDED_PATHS |= {"/api/v1/workspaces/{slug}/sources/{source_id}/section-labels"}
 ADDED_COMPONENTS |= {"SectionLabelsOut", "SectionLabelOut", "SectionLabelIn"}
@@ -136,6 +146,11 @@ def test_the_openapi_document_is_unchanged_apart_from_the_listed_additions() -> 
         after["paths"][path][method]["parameters"] = [
             p for p in parameters if p["name"] not in names
         ]
+    for (path, method), fields in ADDED_FORM_FIELDS.items():
+        form = after["paths"][path][method]["requestBody"]["content"]["multipart/form-data"]
+        assert not fields & set(form["schema"].get("required", [])), f"{path}: added as required"
+        for field in fields:
+            del form["schema"]["properties"][field]
     for (path, method), changed in CHANGED_PARAMETERS.items():
         old, new = (
             {p["name"]: p for p in document["paths"][path][method]["parameters"]}

@@ -190,3 +190,48 @@ def test_a_pasted_note_becomes_a_source_the_list_follows_to_done(
     expect(entities.first).to_be_visible()
     expect(page.locator("#source-entities")).to_contain_text("Ada Lovelace")
     screenshot(page, "source-gave")
+
+
+def test_a_dropped_or_chosen_file_is_dated_by_its_modification_time(page, sign_in, make_member):
+    """The page's script sends each file's File.lastModified with it: the document's date
+    until its content states one (no worker: the date is set when the file is stored)."""
+    ada = make_member("ada", workspace="lab", role=Role.EDITOR)
+    sign_in(ada)
+    page.goto("/")
+    march = 1709632800000  # 2024-03-05T10:00:00Z, in milliseconds as File.lastModified is
+    files = page.evaluate_handle(
+        """([markdown, march]) => {
+            const transfer = new DataTransfer();
+            transfer.items.add(new File([markdown], "harbour.md", { lastModified: march }));
+            transfer.items.add(new File(["The tide turned."], "tides.txt", { lastModified: march + 86400000 }));
+            return transfer;
+        }""",
+        [HARBOUR, march],
+    )
+    page.dispatch_event("[data-dropzone]", "drop", {"dataTransfer": files})
+    expect(page.locator(".upload-result")).to_contain_text("Uploaded 2 files as")
+    dated = dict(
+        Document.objects.filter(workspace=ada.workspace).values_list("path", "published_at")
+    )
+    assert {path: moment and moment.isoformat() for path, moment in dated.items()} == {
+        "harbour.md": "2024-03-05T10:00:00+00:00",
+        "tides.txt": "2024-03-06T10:00:00+00:00",
+    }
+    assert set(
+        Document.objects.filter(workspace=ada.workspace).values_list("published_source", flat=True)
+    ) == {"file"}
+    # Chosen in the dialog instead of dropped: the same.
+    page.set_input_files(
+        "#upload-files",
+        files=[
+            {"name": "notes.md", "mimeType": "text/markdown", "buffer": b"# Notes\n\nA note.\n"}
+        ],
+    )
+    page.locator("#upload-panel button[type=submit]").click()
+    expect(page.locator(".upload-result")).to_contain_text("Uploaded 1 file as")
+    notes = Document.objects.get(workspace=ada.workspace, path="notes.md")
+    assert notes.published_source == "file" and notes.published_at is not None
+    document = Document.objects.get(workspace=ada.workspace, path="harbour.md")
+    page.goto(f"/documents/{document.pk}/")
+    expect(page.locator("#document-date")).to_have_text("5 March 2024")
+    expect(page.locator(".document-dates")).to_contain_text("(File modification time)")

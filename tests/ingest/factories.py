@@ -34,6 +34,7 @@ def pdf_bytes(
     author: str | None = None,
     created: str | None = "D:20240102030405+00'00'",
     password: str | None = None,
+    modified: str | None = None,
 ) -> bytes:
     """A PDF with one page per string, each line drawn in Helvetica (real, extractable text)."""
     writer = PdfWriter()
@@ -65,6 +66,8 @@ def pdf_bytes(
         info["/Author"] = author
     if created:
         info["/CreationDate"] = created
+    if modified:
+        info["/ModDate"] = modified
     writer.add_metadata(info)
     if password:
         writer.encrypt(password)  # RC4-128: readable by pypdf without extra crypto libraries
@@ -78,6 +81,7 @@ def docx_bytes(
     title: str | None = "Harbour memo",
     author: str | None = "Ines Keeper",
     created: dt.datetime | None = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.UTC),
+    modified: dt.datetime | None = None,
 ) -> bytes:
     """A memo with a Title, headings, bullet and numbered lists, a numbered-by-XML paragraph,
     a table (with a `|` in a cell) between paragraphs, and core properties."""
@@ -118,6 +122,9 @@ def docx_bytes(
     core.author = author or ""
     if created is not None:
         core.created = created
+    # As Word saves it: modified when it was last saved (not python-docx's template's 2013).
+    if modified or created:
+        core.modified = modified or created
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()

@@ -278,6 +278,7 @@ def test_docx_headings_lists_and_tables_in_document_order():
         "author": "Ines Keeper",
         "title": "Harbour memo",
         "created": "2024-05-06T07:08:09+00:00",
+        "modified": "2024-05-06T07:08:09+00:00",
     }
 
 

@@ -39,9 +39,11 @@ from ingest.models import (
     CrawlPageStatus,
     Document,
     DocumentStatus,
+    PublishedSource,
     Source,
     SourceStatus,
 )
+from ingest.parsers.dates import parse_http_header
 from ingest.selectors import source_is_stopped
 from system import slices
 
@@ -288,7 +290,13 @@ def _ingest(crawl: CrawlRun, page: CrawlPage, result: FetchResult, *, url: str) 
     if document is not None and digest == page.content_hash and document.content_hash == digest:
         finish_page(page, CrawlPageStatus.INGESTED, "unchanged")
         return
-    added = do_add_file(source=crawl.source, path=url, chunks=[result.content])
+    added = do_add_file(
+        source=crawl.source,
+        path=url,
+        chunks=[result.content],
+        modified_at=parse_http_header(result.last_modified),
+        modified_source=PublishedSource.HTTP,
+    )
     page.document = added.document
     page.content_hash = digest
     if added.changed:

@@ -4,13 +4,15 @@ Files and directories (recursively). With `--source NAME` the files go into that
 source (created if missing; a file with the same relative path is a new version of it).
 With `--wait` a progress bar runs until the source finishes, then one JSON line:
 `{"source": id, "status": ..., "documents": n, "failed": [{"path": ..., "error": ...}],
-"chunks": n, "embedded": n}`. When no worker is alive, `--wait` does the work in this
+"chunks": n, "embedded": n}`. Each file's modification time is its document's date unless
+its content states one. When no worker is alive, `--wait` does the work in this
 process. Exit 0 when every document succeeded, 1 when some failed, 2 on usage errors.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from ingest.actions.sources import do_add_files, do_create_upload_source
 from ingest.dispatch import document_groups
 from ingest.management.progress import progress_bar, report_source, wait_for_source
 from ingest.models import PENDING, Document, Source, SourceKind
+from ingest.parsers.dates import from_timestamp
 from system.selectors import get_worker_status
 from workspaces.commands import workspace_for_command
 from workspaces.errors import DomainError
@@ -43,6 +46,17 @@ def _files(paths: list[str]) -> list[tuple[Path, str]]:
         else:
             raise CommandError(f"No such file or directory: {raw}", returncode=2)
     return found
+
+
+def _modified_times(files: list[tuple[Path, str]]) -> dict[str, datetime]:
+    """Each file's modification time, by document path: its date unless its content
+    states one (ingest/parsers/dates.py; an implausible time is none)."""
+    times: dict[str, datetime] = {}
+    for path, name in files:
+        moment = from_timestamp(path.stat().st_mtime)
+        if moment is not None:
+            times[name] = moment
+    return times
 
 
 def _blocks(path: Path) -> Any:
@@ -77,6 +91,7 @@ class Command(BaseCommand):
             raise CommandError("No files found in the given paths.", returncode=2)
         inline = wait and get_worker_status().status != "ok"
         blocks = [(name, _blocks(path)) for path, name in files]
+        modified = _modified_times(files)
         existing = (
             Source.objects.for_workspace(ws).filter(name=source, kind=SourceKind.UPLOAD).first()
             if source
@@ -85,7 +100,7 @@ class Command(BaseCommand):
         try:
             if existing is not None:
                 src = existing
-                do_add_files(source=src, files=blocks, enqueue=not inline)
+                do_add_files(source=src, files=blocks, enqueue=not inline, modified=modified)
             else:
                 src, _ = do_create_upload_source(
                     workspace=ws,
@@ -94,6 +109,7 @@ class Command(BaseCommand):
                     origin=" ".join(str(Path(p).resolve()) for p in paths)[:2000],
                     tags=tags.split(","),
                     enqueue=not inline,
+                    modified=modified,
                 )
         except DomainError as exc:
             raise CommandError(exc.message, returncode=1) from exc

@@ -153,6 +153,8 @@ export function initAnswer(root, { onPassages, onCitation, onCite }) {
     if (types.length) payload.entity_types = types;
     if (d.from) payload.ingested_from = d.from;
     if (d.to) payload.ingested_to = d.to;
+    if (d.publishedFrom) payload.published_from = d.publishedFrom;
+    if (d.publishedTo) payload.published_to = d.publishedTo;
     return JSON.stringify(payload);
   }
 

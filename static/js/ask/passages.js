@@ -32,6 +32,13 @@ export function initPassages({ section, documentUrl }) {
     label.className = "passage-n";
     label.textContent = `[${passage.n}]`;
     heading.append(label, " ", evidence);
+    if (passage.published_at) {
+      const dated = document.createElement("time");
+      dated.className = "passage-date";
+      dated.dateTime = passage.published_at;
+      dated.textContent = passage.published_at.slice(0, 10);
+      heading.append(" ", dated);
+    }
     const text = document.createElement("div");
     text.className = "passage-text";
     const blocks = passage.blocks?.length ? passage.blocks : [{ code: false, text: passage.text }];

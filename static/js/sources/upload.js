@@ -1,7 +1,8 @@
 // Drag and drop for the upload form. Dropped files are put into the form's own
 // <input type=file multiple>, so one submission path serves both (and the input alone works
 // without this script); a drop sends the form at once, a pick from the dialog waits for the
-// button. The chosen files are listed by name, and htmx's upload progress drives the bar.
+// button. The chosen files are listed by name (and their modification times put in the
+// form), and htmx's upload progress drives the bar.
 // Listeners sit on the document because htmx replaces the form after every upload.
 
 function formatSize(bytes) {
@@ -19,6 +20,14 @@ function listFiles(zone, files) {
     return item;
   });
   list.replaceChildren(...items);
+}
+
+// Browsers send a file's bytes and name, not its modification time: the form's hidden
+// `last_modified` field carries each file's File.lastModified (milliseconds since 1970, in
+// the files' order), which becomes the document's date unless its content states one.
+function stampDates(input) {
+  const field = input.form?.querySelector('input[name="last_modified"]');
+  if (field) field.value = Array.from(input.files || [], (file) => String(file.lastModified || "")).join(",");
 }
 
 function zoneOf(event) {
@@ -55,6 +64,7 @@ export function initUpload(root = document) {
     if (!input || files.length === 0) return;
     input.files = files;
     listFiles(zone, files);
+    stampDates(input);
     input.form.requestSubmit();
   });
   root.addEventListener("change", (event) => {
@@ -62,6 +72,7 @@ export function initUpload(root = document) {
     if (!(input instanceof HTMLInputElement) || input.type !== "file") return;
     const zone = input.closest("[data-dropzone]");
     if (zone) listFiles(zone, input.files);
+    stampDates(input);
   });
   root.addEventListener("htmx:xhr:progress", (event) => {
     const form = event.target instanceof Element ? event.target.closest("[data-upload-form]") : null;

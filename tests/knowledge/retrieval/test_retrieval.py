@@ -383,6 +383,7 @@ def test_the_search_endpoint_answers_the_documented_shape(alice, supply_chain, m
     assert set(chunk) == {
         "id", "document_id", "document_title", "document_path", "url", "source_id", "ordinal",
         "char_start", "char_end", "text", "truncated", "score", "signals", "entity_ids",
+        "published_at",
     }  # fmt: skip
     assert chunk["text"] == LINK
     assert chunk["document_title"] == LINK  # a text's title is its first line
