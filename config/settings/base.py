@@ -247,8 +247,12 @@ EXTRACTION_PROMPT_VERSION = os.environ.get("EXTRACTION_PROMPT_VERSION", "v1")
 # Tokens one source may spend on the LLM (prompt + completion); 0 = no limit. A source's
 # own `token_budget` setting wins.
 EXTRACTION_SOURCE_TOKEN_BUDGET = int(env_float("EXTRACTION_SOURCE_TOKEN_BUDGET", 0))
-EXTRACTION_MAX_ENTITIES_PER_WINDOW = int(env_float("EXTRACTION_MAX_ENTITIES_PER_WINDOW", 60))
-EXTRACTION_MAX_RELATIONS_PER_WINDOW = int(env_float("EXTRACTION_MAX_RELATIONS_PER_WINDOW", 120))
+# Records one window may give, for the LLM and the offline extractor alike: the first
+# acceptable ones are kept, the rest cut and counted (`entities_capped` / `relations_capped`
+# on the window's run and the source's extraction account). A window of ~1,200 tokens
+# naming more than this is mostly listing names, not stating facts about them.
+EXTRACTION_MAX_ENTITIES_PER_WINDOW = int(env_float("EXTRACTION_MAX_ENTITIES_PER_WINDOW", 20))
+EXTRACTION_MAX_RELATIONS_PER_WINDOW = int(env_float("EXTRACTION_MAX_RELATIONS_PER_WINDOW", 30))
 # Relations whose endpoint was not extracted as an entity: "drop" them, or "create" the
 # endpoint (typed `concept`).
 EXTRACTION_DANGLING_RELATIONS = os.environ.get("EXTRACTION_DANGLING_RELATIONS", "drop")

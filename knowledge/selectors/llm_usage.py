@@ -1,16 +1,42 @@
-"""LLM use across every workspace, for the Prometheus endpoint (METRICS_COLLECTORS,
-system/metrics.py): calls, tokens and cost by purpose (extract, glean, review, summary,
-answers…), counted from LlmCall rows at scrape time, so every web process reports the same
+"""LLM use, summed from the `LlmCall` rows (knowledge/actions/llm_calls.py writes them).
+
+`spent_this_month` is the one answer to "what has this workspace spent on the LLM since the
+month began" (all purposes, or some): the answer budget (knowledge/actions/ask.py), the
+review budget (the `llm_review` job) and the workspace's monthly budget that extraction
+pauses at (knowledge/actions/extraction/monthly_budget.py) all ask it.
+
+`llm_usage_metrics` is LLM use across every workspace, for the Prometheus endpoint
+(METRICS_COLLECTORS, system/metrics.py): calls, tokens and cost by purpose (extract, glean,
+review, summary, answers…), counted at scrape time, so every web process reports the same
 totals. No workspace label: their number has no bound."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from decimal import Decimal
 
 from django.db.models import Count, Sum
+from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily, Metric
 
 from knowledge.models import LlmCall
+from workspaces.models import Workspace
+
+
+def month_start() -> datetime:
+    """The first instant of the current calendar month (UTC): budgets are monthly."""
+    return timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def spent_this_month(workspace: Workspace, *, purposes: Iterable[str] | None = None) -> Decimal:
+    """What the workspace's LLM calls (of these purposes; None: all) cost since the month
+    began, at the prices they were recorded with."""
+    calls = LlmCall.objects.for_workspace(workspace).filter(created_at__gte=month_start())
+    if purposes is not None:
+        calls = calls.filter(purpose__in=list(purposes))
+    total = calls.aggregate(total=Sum("cost"))["total"]
+    return total or Decimal(0)
 
 
 def llm_usage_metrics() -> Iterator[Metric]:

@@ -148,13 +148,27 @@ def _record_window(
         locked.cost += cost
         if run is not None:
             locked.windows_extracted += 1
+            locked.counts = _with_capped(locked.counts, outcome.result.counts)
         locked.save(
             update_fields=[
                 "reservations", "prompt_tokens", "completion_tokens", "calls", "cost",
-                "windows_extracted", "updated_at",
+                "windows_extracted", "counts", "updated_at",
             ]
         )  # fmt: skip
     return run
+
+
+# What the per-window caps cut (knowledge/extraction/validation.py), summed on the source's
+# account as each new run is stored (a cached run was counted when it was made).
+CAPPED_COUNTS = ("entities_capped", "relations_capped")
+
+
+def _with_capped(account_counts: dict[str, int] | None, run_counts: dict[str, int]) -> dict[str, int]:
+    merged = dict(account_counts or {})
+    for key in CAPPED_COUNTS:
+        if run_counts.get(key):
+            merged[key] = merged.get(key, 0) + int(run_counts[key])
+    return merged
 
 
 def _store_calls(
