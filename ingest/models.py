@@ -259,6 +259,12 @@ class Document(WorkspaceScopedModel):
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="duplicates"
     )
+    # Measured against the source's topic (its `topic` setting) when the document reached
+    # extraction: the cosine similarity of their embeddings, and whether that fell below
+    # CRAWL_TOPIC_MIN_SIMILARITY, so the document was kept but not extracted. Null / False
+    # for a source without a topic. Written by the pipeline from the stage's report.
+    topic_similarity = models.FloatField(null=True, blank=True)
+    off_topic = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
