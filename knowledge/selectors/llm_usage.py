@@ -15,13 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Sum
 from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from knowledge.models import LlmCall
+from ingest.models import Source
+from knowledge.models import ExtractionStatus, LlmCall
+from system.llm.availability import llm_available
 from workspaces.models import Workspace
+from workspaces.selectors import llm_monthly_budget
 
 
 def month_start() -> datetime:
@@ -77,3 +82,29 @@ def llm_usage_metrics() -> Iterator[Metric]:
     yield calls
     yield tokens
     yield cost
+
+
+def get_llm_budget(workspace: Workspace) -> dict[str, Any]:
+    """The workspace's monthly LLM budget as the workspace page and the API show it: the
+    amount in force (None: no limit) and where it comes from, what the month has spent,
+    and the sources whose extraction waits for it."""
+    limit = llm_monthly_budget(workspace)
+    spent = spent_this_month(workspace)
+    override = workspace.llm_monthly_budget_usd
+    paused = (
+        Source.objects.for_workspace(workspace)
+        .filter(extraction__status=ExtractionStatus.PAUSED)
+        .order_by("pk")
+        .values("id", "name")
+    )
+    return {
+        "llm_configured": llm_available(),
+        "monthly_budget_usd": float(limit) if limit is not None else None,
+        "default_usd": settings.LLM_WORKSPACE_MONTHLY_BUDGET_USD,
+        "override_usd": float(override) if override is not None else None,
+        "spent_this_month_usd": float(spent),
+        "month_start": month_start().date(),
+        "remaining_usd": float(max(limit - spent, Decimal(0))) if limit is not None else None,
+        "spent_out": limit is not None and spent >= limit,
+        "paused_sources": list(paused),
+    }
