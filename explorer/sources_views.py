@@ -34,7 +34,14 @@ from explorer.source_display import (
     page_number,
     source_progress,
 )
-from explorer.sources_forms import CrawlForm, UploadCheck, check_uploads, split_tags
+from explorer.sources_forms import (
+    KNOWN_ONLY_HELP,
+    KNOWN_ONLY_LABEL,
+    CrawlForm,
+    UploadCheck,
+    check_uploads,
+    split_tags,
+)
 from explorer.workspace_pages import (
     WorkspaceRequest,
     workspace_page,
@@ -42,7 +49,7 @@ from explorer.workspace_pages import (
     workspace_url,
 )
 from ingest.actions.crawl import do_create_crawl
-from ingest.actions.sources import do_create_upload_source
+from ingest.actions.sources import do_create_upload_source, validate_source_options
 from ingest.models import Source
 from ingest.selectors import get_sources
 from system.llm.availability import extraction_uses_llm
@@ -82,6 +89,8 @@ def _form_context(request: WorkspaceRequest) -> dict[str, Any]:
     return {
         "ws_query": workspace_query(request),
         "max_file_mb": round(settings.INGEST_MAX_FILE_BYTES / 1024 / 1024),
+        "known_only_label": KNOWN_ONLY_LABEL,
+        "known_only_help": KNOWN_ONLY_HELP,
     }
 
 
@@ -146,6 +155,9 @@ def upload(request: WorkspaceRequest) -> HttpResponse:
                 name=request.POST.get("name", ""),
                 tags=split_tags(request.POST.get("tags", "")),
                 created_by=request.user,
+                options=validate_source_options(
+                    known_only=True if request.POST.get("known_only") else None
+                ),
             )
         except DomainError as exc:
             check.refused = exc.message
@@ -186,7 +198,10 @@ def crawl(request: WorkspaceRequest) -> HttpResponse:
                 **form.crawl_request(),
                 name=data["name"],
                 tags=split_tags(data["tags"]),
+                known_only=True if data["known_only"] else None,
+                topic=data["topic"] or None,
                 created_by=request.user,
+                role=request.membership.role,
             )
         except DomainError as exc:
             form.add_error(None, exc.message)
