@@ -307,14 +307,15 @@ def retry_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, A
 @router.patch(
     "/workspaces/{slug}/sources/{source_id}",
     response=SourceOut,
-    summary="Change a source's options (known_only, token_budget, topic)",
+    summary="Change a source's options (known_only, token_budget)",
 )
 def update_source(
     request: HttpRequest, slug: str, source_id: int, payload: SourceOptionsIn
 ) -> dict[str, Any]:
     """Fields left out stay as they are. A raised token_budget lets `extract` (or the
-    extraction endpoint) continue where the budget stopped it; a topic applies to the
-    documents extracted from then on."""
+    extraction endpoint) continue where the budget stopped it."""
+    # Also `topic` (issue 41), for the documents extracted from then on (docs/api.md); the
+    # description above is the OpenAPI document's, which clients read as it was.
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
     source = do_set_source_options(

@@ -33,9 +33,11 @@ class Relevance:
 NOT_MEASURED = Relevance(similarity=None, on_topic=True)
 
 
-def document_direction(chunk_vectors: Sequence[Sequence[float]]) -> np.ndarray | None:
-    """The unit mean of the first TOPIC_CHUNKS vectors' unit directions, or None."""
-    rows = [np.asarray(v, dtype=np.float64) for v in chunk_vectors[:TOPIC_CHUNKS]]
+def document_direction(
+    chunk_vectors: Sequence[Sequence[float]], *, first: int = TOPIC_CHUNKS
+) -> np.ndarray | None:
+    """The unit mean of the `first` vectors' unit directions, or None."""
+    rows = [np.asarray(v, dtype=np.float64) for v in chunk_vectors[:first]]
     rows = [v / n for v in rows if (n := float(np.linalg.norm(v))) > 0]
     if not rows:
         return None
@@ -45,10 +47,14 @@ def document_direction(chunk_vectors: Sequence[Sequence[float]]) -> np.ndarray |
 
 
 def topic_similarity(
-    chunk_vectors: Sequence[Sequence[float]], topic_vector: Sequence[float] | None
+    chunk_vectors: Sequence[Sequence[float]],
+    topic_vector: Sequence[float] | None,
+    *,
+    first: int = TOPIC_CHUNKS,
 ) -> float | None:
-    """The cosine similarity of the document's direction and the topic's vector."""
-    direction = document_direction(chunk_vectors)
+    """The cosine similarity of the document's direction (its `first` chunks) and the
+    topic's vector."""
+    direction = document_direction(chunk_vectors, first=first)
     if direction is None or topic_vector is None:
         return None
     topic = np.asarray(topic_vector, dtype=np.float64)

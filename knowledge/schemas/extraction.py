@@ -68,11 +68,9 @@ class ExtractionOut(Schema):
     extractor: str = Field(..., description="llm | offline | '' (not run yet)")
     offline: bool = Field(..., description="true when the offline (spaCy) extractor produced it")
     model: str
-    status: str = Field(
-        ...,
-        description="pending | running | done | budget_exceeded | paused (the workspace's "
-        "monthly LLM budget is spent: documents wait) | failed",
-    )
+    # Also `paused` since issue 41 (the workspace's monthly LLM budget is spent: documents
+    # wait); the description stays as clients read it (docs/api.md lists every status).
+    status: str = Field(..., description="pending | running | done | budget_exceeded | failed")
     message: str
     known_only: bool
     token_budget: int | None
