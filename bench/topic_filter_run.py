@@ -130,6 +130,7 @@ def similarities_all_chunks(documents: list[Document], topic: str) -> dict[int, 
             )
             .order_by("ordinal")
             .values_list("embedding", flat=True)
+            if v is not None
         ]
         similarity = topic_similarity(rows, vector.values, first=max(1, len(rows)))
         if similarity is not None:

@@ -112,7 +112,7 @@ def set_llm_budget(request: WorkspaceRequest) -> HttpResponse:
     budget = get_llm_budget(workspace)
     limit = budget["monthly_budget_usd"]
     said = "no limit" if limit is None else f"{limit:,.2f} USD a month"
-    messages.success(request, f"The workspace’s LLM budget is now {said}.")
+    messages.success(request, f"Monthly LLM budget saved: {said}.")
     return redirect(workspace_url(request, "explorer:workspace"))
 
 

@@ -80,7 +80,7 @@ def test_an_admin_raises_the_budget_and_paused_extraction_resumes(
     assert SourceExtraction.objects.get(source=source).status == ExtractionStatus.RUNNING
     assert DBTaskResult.objects.filter(args_kwargs__kwargs__source_id=source.pk).exists()
     page = browser.get("/workspace/?ws=acme").content.decode()
-    assert "The workspace’s LLM budget is now 50.00 USD a month." in page
+    assert "Monthly LLM budget saved: 50.00 USD a month." in page
     assert "set for this workspace" in page
 
 
@@ -137,9 +137,7 @@ def test_the_api_reads_the_budget_and_only_admins_set_it(
 def test_the_upload_form_takes_known_only(alice, django_capture_on_commit_callbacks):
     upload = SimpleUploadedFile("notes.md", MARKDOWN, content_type="text/markdown")
     with django_capture_on_commit_callbacks(execute=False):
-        signed_in(alice).post(
-            "/sources/upload/?ws=acme", {"files": [upload], "known_only": "on"}
-        )
+        signed_in(alice).post("/sources/upload/?ws=acme", {"files": [upload], "known_only": "on"})
     assert Source.objects.get().settings == {"known_only": True}
     page = signed_in(alice).get("/?ws=acme").content.decode()
     assert 'id="upload-known-only"' in page

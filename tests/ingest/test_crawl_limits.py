@@ -64,7 +64,9 @@ def test_viewer_and_editor_tokens_are_refused_above_the_limit_and_an_admin_is_no
     assert Source.objects.count() == 1
 
 
-def test_an_editor_may_crawl_up_to_the_limit_with_a_rate(members, django_capture_on_commit_callbacks):
+def test_an_editor_may_crawl_up_to_the_limit_with_a_rate(
+    members, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=False):
         response = ask_for_crawl(members["editor"], max_pages=5000, rate=1)
     assert response.status_code == 201, response.content

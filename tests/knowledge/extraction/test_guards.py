@@ -5,6 +5,7 @@ the real pipeline and a real local chat-completions server."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 from decimal import Decimal
 
@@ -102,7 +103,9 @@ def test_a_crawl_with_a_topic_keeps_off_topic_pages_but_extracts_only_the_on_top
             role="admin",
             enqueue=False,
         )
-        do_run_crawl(source_id=source.pk, process=lambda ids: do_process_documents(document_ids=ids))
+        do_run_crawl(
+            source_id=source.pk, process=lambda ids: do_process_documents(document_ids=ids)
+        )
     source.refresh_from_db()
 
     documents = {d.path.rsplit("/", 1)[-1]: d for d in Document.objects.filter(source=source)}
@@ -111,9 +114,11 @@ def test_a_crawl_with_a_topic_keeps_off_topic_pages_but_extracts_only_the_on_top
     off = {name for name, d in documents.items() if d.off_topic}
     assert off == {"bake-0.html", "bake-1.html"}
     threshold = settings.CRAWL_TOPIC_MIN_SIMILARITY
-    assert all(d.topic_similarity is not None for d in documents.values())
-    assert all(documents[name].topic_similarity < threshold for name in off)
-    assert all(d.topic_similarity >= threshold for n, d in documents.items() if n not in off)
+    similarity = {n: d.topic_similarity for n, d in documents.items()}
+    measured = {n: float(v) for n, v in similarity.items() if v is not None}
+    assert measured.keys() == documents.keys()
+    assert all(measured[name] < threshold for name in off)
+    assert all(v >= threshold for name, v in measured.items() if name not in off)
     assert source.counters["off_topic"] == 2
     assert source.settings["topic"] == TOPIC
     # Not one window of the baking pages went to the LLM; every sailing page's did.
@@ -131,7 +136,7 @@ def test_the_decision_keeps_what_it_cannot_measure_and_cuts_at_the_threshold():
     assert judge_relevance([north], None, threshold=0.5).similarity is None
     on = judge_relevance([north, [0.9, 0.1]], north, threshold=0.5)
     off = judge_relevance([east], north, threshold=0.5)
-    assert on.on_topic and on.similarity > 0.9
+    assert on.on_topic and (on.similarity or 0) > 0.9
     assert not off.on_topic and off.similarity == 0.0
     assert judge_relevance([east], north, threshold=0.0).on_topic  # at the threshold: kept
 
@@ -214,7 +219,7 @@ def test_what_the_caps_cut_is_counted_on_the_run_and_the_source(llm, ingest_text
     lines = [f'("entity"<|>{n}<|>location<|>A survey station.)' for n in names]
     lines += [
         f'("relationship"<|>{a}<|>{b}<|>related_to<|>Near each other.<|>near<|>5)'
-        for a, b in zip(names, names[1:], strict=False)
+        for a, b in itertools.pairwise(names)
     ]
     lines += [
         f'("relationship"<|>{a}<|>{b}<|>related_to<|>Near each other.<|>near<|>5)'
