@@ -79,7 +79,12 @@ def do_extract_documents(
     retries) is left without a run (nothing cached) and fails its own documents only
     (`report.failed`, whose graph is left as it was), while every other document is
     written; a retry sends only the failed windows, the others being cached. Budget stops
-    are reported, not raised.
+    are reported, not raised: a source's token budget ends its extraction
+    (`skipped_for_budget`), the workspace's monthly LLM budget leaves the documents with
+    windows unsent waiting (`report.waiting`, neither written nor failed). Documents of a
+    source with a topic that are not about it are not extracted (`report.topic`,
+    `report.off_topic`); windows of a known-only source that name nothing known are not
+    sent (`report.skipped_unknown`).
     """
     report = ExtractionReport()
     if not documents:
