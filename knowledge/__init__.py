@@ -50,8 +50,9 @@ export.py (the graph as JSON, GraphML, CSV or Cypher, streamed) and evaluation.p
 Engines (no HTTP, no actions): extraction/ (windows, parsing, validation, the offline
 extractor, relevance.py: is a document about its source's topic; the LLM client is
 system/llm/), consolidation/ (pure name matching: names/ by rule family, keys, the names a
-text may be writing (text_names.py), the match decisions with their rules in decide.py (asking an evidence port
-that selectors/match_evidence.py answers), match reasons, a document's short forms),
+text may be writing (text_names.py), the match decisions with their rules in decide.py
+(asking an evidence port that selectors/match_evidence.py answers), match reasons, a
+document's short forms),
 answering/ (the answer prompt with passages
 framed as data, citation parsing and checking, the system-prompt guard, the event payloads,
 the answer's Markdown rendered to allow-listed HTML),
