@@ -159,3 +159,17 @@ def test_the_crawl_form_takes_a_topic_and_known_only(alice, django_capture_on_co
     detail = signed_in(alice).get(f"/sources/{source.pk}/?ws=acme").content.decode()
     assert '<q id="source-topic">Sailing boats</q>' in detail
     assert 'id="counter-off-topic"' in detail
+    assert "data-off-topic" not in detail
+
+
+def test_the_source_page_counts_and_marks_off_topic_documents(alice):
+    source, added = do_create_text_source(
+        workspace=alice.workspace, title="bread", text="Knead the dough for ten minutes."
+    )
+    Source.objects.filter(pk=source.pk).update(
+        settings={"topic": "Sailing boats"}, counters={"documents": 1, "off_topic": 1}
+    )
+    Document.objects.filter(pk=added.document.pk).update(off_topic=True, topic_similarity=0.031)
+    detail = signed_in(alice).get(f"/sources/{source.pk}/?ws=acme").content.decode()
+    assert '<dt>Off topic</dt><dd>1</dd>' in detail
+    assert f'data-off-topic="{added.document.pk}">off topic (similarity 0.03)' in detail
