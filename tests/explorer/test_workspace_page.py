@@ -171,5 +171,5 @@ def test_the_source_page_counts_and_marks_off_topic_documents(alice):
     )
     Document.objects.filter(pk=added.document.pk).update(off_topic=True, topic_similarity=0.031)
     detail = signed_in(alice).get(f"/sources/{source.pk}/?ws=acme").content.decode()
-    assert '<dt>Off topic</dt><dd>1</dd>' in detail
+    assert "<dt>Off topic</dt><dd>1</dd>" in detail
     assert f'data-off-topic="{added.document.pk}">off topic (similarity 0.03)' in detail
