@@ -211,7 +211,7 @@ def retry_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
 @workspace_page(role=Role.EDITOR)
 def reingest_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
     def act(source: Source) -> str:
-        queued = do_rerun_source(source=source)
+        queued = do_rerun_source(source=source, role=request.membership.role)
         if source.is_crawl:
             return f"Crawling again: {queued} pages queued; unchanged pages cost nothing."
         return (

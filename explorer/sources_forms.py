@@ -34,6 +34,14 @@ MODE_CHOICES = [
 ]
 
 
+# The known-only option, worded once for the upload and crawl forms (SOURCE_OPTIONS).
+KNOWN_ONLY_LABEL = "Only add evidence for entities already known"
+KNOWN_ONLY_HELP = (
+    "No new entities: passages that name none of the workspace's entities or aliases are "
+    "not even sent to the extractor."
+)
+
+
 def split_lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -98,6 +106,19 @@ class CrawlForm(FocusFirstProblemMixin):
     use_llms_txt = forms.BooleanField(
         required=False, initial=True, label="Read llms.txt when the site has one"
     )
+    topic = forms.CharField(
+        required=False,
+        max_length=1000,
+        label="Topic (optional)",
+        help_text="What the pages should be about, in words or a sentence. Pages that are not "
+        "are kept and searchable, but not extracted into the graph.",
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+    known_only = forms.BooleanField(
+        required=False,
+        label=KNOWN_ONLY_LABEL,
+        help_text=KNOWN_ONLY_HELP,
+    )
     name = forms.CharField(
         required=False, max_length=300, label="Name", help_text="Defaults to the URL."
     )
@@ -106,6 +127,13 @@ class CrawlForm(FocusFirstProblemMixin):
     )
 
     crawl_settings: CrawlSettings | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The limit only admins may pass (ingest/actions/crawl/request.py, check_crawl_role).
+        limit = settings.CRAWL_ADMIN_ONLY_ABOVE_PAGES
+        self.fields["max_pages"].help_text += f" Above {limit:,}, admins only."
+        self.fields["rate"].help_text += " Rate 0: admins only."
 
     # validate_crawl_settings names the field at fault first ("field: problem") and stops
     # at the first problem; a field already found at fault is replaced by a harmless value

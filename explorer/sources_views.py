@@ -38,6 +38,8 @@ from explorer.source_display import (
     source_progress,
 )
 from explorer.sources_forms import (
+    KNOWN_ONLY_HELP,
+    KNOWN_ONLY_LABEL,
     CrawlForm,
     PasteTextForm,
     SourceFilterForm,
@@ -56,6 +58,7 @@ from ingest.actions.sources import (
     do_create_text_source,
     do_create_upload_source,
     validate_modified_times,
+    validate_source_options,
 )
 from ingest.models import Source
 from ingest.selectors import (
@@ -104,6 +107,8 @@ def _form_context(request: WorkspaceRequest) -> dict[str, Any]:
     return {
         "ws_query": workspace_query(request),
         "max_file_mb": round(settings.INGEST_MAX_FILE_BYTES / 1024 / 1024),
+        "known_only_label": KNOWN_ONLY_LABEL,
+        "known_only_help": KNOWN_ONLY_HELP,
     }
 
 
@@ -180,6 +185,9 @@ def upload(request: WorkspaceRequest) -> HttpResponse:
                 tags=split_tags(request.POST.get("tags", "")),
                 created_by=request.user,
                 modified=_modified_times(request, files, check.accepted),
+                options=validate_source_options(
+                    known_only=True if request.POST.get("known_only") else None
+                ),
             )
         except DomainError as exc:
             check.refused = exc.message
@@ -233,7 +241,10 @@ def crawl(request: WorkspaceRequest) -> HttpResponse:
                 **form.crawl_request(),
                 name=data["name"],
                 tags=split_tags(data["tags"]),
+                known_only=True if data["known_only"] else None,
+                topic=data["topic"] or None,
                 created_by=request.user,
+                role=request.membership.role,
             )
         except DomainError as exc:
             form.add_error(None, exc.message)

@@ -1,4 +1,6 @@
-"""Workspace screens: deleting a workspace, after typing its slug to confirm.
+"""Workspace screens: the workspace's page (who you are in it, its monthly LLM budget and what
+this month spent, which its admins may change), and deleting a workspace, after typing its
+slug to confirm.
 
 Deletion follows the API's rule (workspaces/api.py, DELETE /workspaces/{slug}): the
 workspace's admins may ask; a workspace the user does not belong to is answered like a
@@ -15,8 +17,19 @@ from django.urls import URLPattern, path
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from explorer.workspace_pages import SESSION_KEY, memberships_of, redirect_to_login
+from explorer.workspace_pages import (
+    SESSION_KEY,
+    WorkspaceRequest,
+    memberships_of,
+    redirect_to_login,
+    workspace_page,
+    workspace_query,
+    workspace_url,
+)
+from knowledge.actions.extraction.monthly_budget import do_set_workspace_llm_budget
+from knowledge.selectors.llm_usage import get_llm_budget
 from workspaces.actions.workspaces import do_request_workspace_deletion
+from workspaces.errors import DomainError
 from workspaces.models import Membership, Role
 
 
@@ -58,6 +71,53 @@ def delete_workspace(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+def _page(request: WorkspaceRequest, *, amount: str | None = None, error: str = "") -> HttpResponse:
+    workspace = request.membership.workspace
+    budget = get_llm_budget(workspace)
+    if amount is None:
+        override = budget["override_usd"]
+        amount = "" if override is None else f"{override:.2f}"
+    context = {
+        "nav": "workspace",
+        "workspace": workspace,
+        "budget": budget,
+        "amount": amount,
+        "error": error,
+        "ws_query": workspace_query(request),
+    }
+    return render(request, "explorer/workspaces/page.html", context, status=422 if error else 200)
+
+
+@never_cache
+@require_http_methods(["GET"])
+@workspace_page()
+def workspace_detail(request: WorkspaceRequest) -> HttpResponse:
+    """The current workspace: your role, its monthly LLM budget and this month's use."""
+    return _page(request)
+
+
+@never_cache
+@require_http_methods(["POST"])
+@workspace_page(role=Role.ADMIN)
+def set_llm_budget(request: WorkspaceRequest) -> HttpResponse:
+    """An admin sets the workspace's monthly LLM budget (empty: the server's default);
+    extraction paused at the old one resumes when the new one is not spent."""
+    amount = request.POST.get("monthly_budget_usd", "").strip()
+    try:
+        workspace = do_set_workspace_llm_budget(
+            workspace=request.membership.workspace, amount=amount or None
+        )
+    except DomainError as exc:
+        return _page(request, amount=amount, error=exc.message.partition(": ")[2] or exc.message)
+    budget = get_llm_budget(workspace)
+    limit = budget["monthly_budget_usd"]
+    said = "no limit" if limit is None else f"{limit:,.2f} USD a month"
+    messages.success(request, f"Monthly LLM budget saved: {said}.")
+    return redirect(workspace_url(request, "explorer:workspace"))
+
+
 urlpatterns: list[URLPattern] = [
+    path("workspace/", workspace_detail, name="workspace"),
+    path("workspace/llm-budget/", set_llm_budget, name="workspace_llm_budget"),
     path("workspaces/<slug:slug>/delete/", delete_workspace, name="workspace_delete"),
 ]

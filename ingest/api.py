@@ -173,7 +173,7 @@ def create_source(request: HttpRequest, slug: str) -> Status[dict[str, Any]]:
         body = _json_object(request)
         kind = str(body.get("kind", SourceKind.TEXT))
         if kind in {"crawl", SourceKind.URL, SourceKind.SITEMAP}:
-            return Status(201, _create_crawl(body, workspace, caller.user))
+            return Status(201, _create_crawl(body, workspace, caller.user, membership.role))
         if kind != SourceKind.TEXT:
             raise InvalidInput(f"kind: expected text, crawl, url or sitemap, not {kind!r}.")
         payload = _validated(body, TextSourceIn)
@@ -219,9 +219,10 @@ def _modified_times(request: HttpRequest, files: list[UploadedFile]) -> dict[str
 
 
 def _form_options(request: HttpRequest) -> dict[str, object]:
-    """known_only / token_budget from multipart form fields (strings)."""
+    """known_only / token_budget / topic from multipart form fields (strings)."""
     known = request.POST.get("known_only")
     budget = request.POST.get("token_budget")
+    topic = request.POST.get("topic")
     if known is not None and known.lower() not in {"true", "false", "1", "0", "on", "off", ""}:
         raise InvalidInput("known_only: expected true or false.")
     if budget not in (None, "") and not str(budget).isdigit():
@@ -229,6 +230,7 @@ def _form_options(request: HttpRequest) -> dict[str, object]:
     return validate_source_options(
         known_only=None if known in (None, "") else known.lower() in {"true", "1", "on"},
         token_budget=None if budget in (None, "") else int(str(budget)),
+        topic=topic,
     )
 
 
@@ -245,7 +247,9 @@ def _json_object(request: HttpRequest) -> dict[str, Any]:
     return body
 
 
-def _create_crawl(body: dict[str, Any], workspace: Any, user: Any) -> dict[str, Any]:
+def _create_crawl(body: dict[str, Any], workspace: Any, user: Any, role: str) -> dict[str, Any]:
+    """A crawl source; only the workspace's admins may ask for one above the crawl limits
+    (more than CRAWL_ADMIN_ONLY_ABOVE_PAGES pages, or rate 0): 403 naming the limit."""
     payload = _validated(body, CrawlSourceIn)
     default_mode = {"url": "single", "sitemap": "sitemap"}.get(payload.kind, "recursive")
     source = do_create_crawl(
@@ -263,7 +267,9 @@ def _create_crawl(body: dict[str, Any], workspace: Any, user: Any) -> dict[str, 
         tags=payload.tags,
         known_only=payload.known_only,
         token_budget=payload.token_budget,
+        topic=payload.topic,
         created_by=user,
+        role=role,
     )
     return {**source_out(source), "documents": [], "unchanged": []}
 
@@ -321,7 +327,7 @@ def get_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any
 def reingest_source(request: HttpRequest, slug: str, source_id: int) -> dict[str, Any]:
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
-    queued = do_rerun_source(source=source)
+    queued = do_rerun_source(source=source, role=membership.role)
     source.refresh_from_db()
     return {"source": source_out(source), "queued": queued}
 
@@ -358,12 +364,14 @@ def update_source(
 ) -> dict[str, Any]:
     """Fields left out stay as they are. A raised token_budget lets `extract` (or the
     extraction endpoint) continue where the budget stopped it."""
+    # Also `topic` (issue 41), for the documents extracted from then on (docs/api.md); the
+    # description above is the OpenAPI document's, which clients read as it was.
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
     source = do_set_source_options(
         source=source,
         options=validate_source_options(
-            known_only=payload.known_only, token_budget=payload.token_budget
+            known_only=payload.known_only, token_budget=payload.token_budget, topic=payload.topic
         ),
     )
     return source_out(source)

@@ -66,9 +66,10 @@ def requeue_stranded_work() -> JobOutcome:
     stopping worker or by the heartbeat check (ingest/actions/slices.py, system/worker.py).
     What is left is what none of those can see: a task that failed before its slice began
     (the database went away between the claim and the first query), one removed from the
-    queue by hand, a queue restored from an older backup. This finds running sources with
-    documents or pages waiting and no task of theirs queued or running, and queues their
-    work again."""
+    queue by hand, a queue restored from an older backup; and documents a stage left
+    waiting (extraction paused by the workspace's monthly LLM budget: they go on once it
+    is no longer spent). This finds running sources with documents or pages waiting and no
+    task of theirs queued or running, and queues their work again."""
     requeued = do_requeue_stranded_work()
     if not requeued:
         return JobOutcome.ok("no waiting work without a task")

@@ -280,6 +280,12 @@ class Document(WorkspaceScopedModel):
     published_source = models.CharField(
         max_length=8, choices=PublishedSource.choices, blank=True, default="", db_default=""
     )
+    # Measured against the source's topic (its `topic` setting) when the document reached
+    # extraction: the cosine similarity of their embeddings, and whether that fell below
+    # CRAWL_TOPIC_MIN_SIMILARITY, so the document was kept but not extracted. Null / False
+    # for a source without a topic. Written by the pipeline from the stage's report.
+    topic_similarity = models.FloatField(null=True, blank=True)
+    off_topic = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -45,6 +45,13 @@ class CrawlSourceIn(Schema):
     token_budget: int | None = Field(
         None, ge=0, description="LLM tokens this source may spend; 0: the server default"
     )
+    topic: str | None = Field(
+        None,
+        max_length=1000,
+        description="what the source is about, in words or a sentence: documents whose "
+        "embedding is not near it (CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, "
+        "counted as off_topic; '' removes it",
+    )
 
 
 class SourceOptionsIn(Schema):
@@ -53,6 +60,13 @@ class SourceOptionsIn(Schema):
     )
     token_budget: int | None = Field(
         None, ge=0, description="LLM tokens this source may spend; 0: the server default"
+    )
+    topic: str | None = Field(
+        None,
+        max_length=1000,
+        description="what the source is about, in words or a sentence: documents whose "
+        "embedding is not near it (CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, "
+        "counted as off_topic; '' removes it",
     )
 
 
@@ -91,6 +105,7 @@ class SourceOut(Schema):
     counters: dict[str, int] = Field(
         ...,
         description="documents, done, failed, cancelled, pending, chunks, embedded; "
+        "off_topic (documents kept but not extracted: not about the source's topic); "
         "boilerplate_chunks and boilerplate_chars (text repeated across the source's "
         "documents: kept, never extracted or searched) and text_chars (the chunked text "
         "they are a share of); for crawls pages_*",
@@ -105,6 +120,7 @@ class SourceOut(Schema):
     warning: str
     known_only: bool
     token_budget: int | None = Field(..., description="this source's own LLM token budget")
+    topic: str = Field("", description="what the source is about ('' : no relevance filter)")
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -155,6 +171,13 @@ class SourceOut(Schema):
         if isinstance(obj, dict):
             return obj.get("token_budget")
         return (obj.settings or {}).get("token_budget") or None
+
+    @staticmethod
+    def resolve_topic(obj: Any) -> str:
+        if isinstance(obj, dict):
+            return str(obj.get("topic") or "")
+        topic = (obj.settings or {}).get("topic")
+        return topic if isinstance(topic, str) else ""
 
 
 class DuplicateDocument(Schema):
@@ -208,6 +231,12 @@ class DocumentOut(Schema):
     )
     published_source: str = Field(
         "", description="where published_at came from: http, html, pdf, docx, file, or ''"
+    )
+    topic_similarity: float | None = Field(
+        None, description="cosine similarity to its source's topic (sources with one)"
+    )
+    off_topic: bool = Field(
+        False, description="kept but not extracted: not about its source's topic"
     )
     created_at: datetime
     updated_at: datetime

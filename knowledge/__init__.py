@@ -16,7 +16,9 @@ Callers (parse, authorise, call one action or selector, render):
 
 Writes (actions/, `do_*`, keyword-only, one transaction each):
     extraction/   windows → cached runs (thread pool, budget) → entities, relations,
-                  evidence; entry points in extraction/documents.py
+                  evidence; entry points in extraction/documents.py; the relevance filter's
+                  reads (relevance.py) and the workspace's monthly LLM budget, which
+                  pauses extraction and resumes it (monthly_budget.py)
     resolution.py which entity an extracted name is (rules, aliases, keys, similarity,
                   embeddings, a document's short forms): merges automatically, adds an
                   alias or queues a suggestion
@@ -46,9 +48,11 @@ export.py (the graph as JSON, GraphML, CSV or Cypher, streamed) and evaluation.p
 (extraction quality against a gold set).
 
 Engines (no HTTP, no actions): extraction/ (windows, parsing, validation, the offline
-extractor; the LLM client is system/llm/), consolidation/ (pure name matching: names/ by rule
-family, keys, the match decisions with their rules in decide.py (asking an evidence port
-that selectors/match_evidence.py answers), match reasons, a document's short forms),
+extractor, relevance.py: is a document about its source's topic; the LLM client is
+system/llm/), consolidation/ (pure name matching: names/ by rule family, keys, the names a
+text may be writing (text_names.py), the match decisions with their rules in decide.py
+(asking an evidence port that selectors/match_evidence.py answers), match reasons, a
+document's short forms),
 answering/ (the answer prompt with passages
 framed as data, citation parsing and checking, the system-prompt guard, the event payloads,
 the answer's Markdown rendered to allow-listed HTML),

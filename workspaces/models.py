@@ -33,6 +33,12 @@ class Workspace(models.Model):
     # members (so it is missing to everyone), and a background task removes its rows in
     # batches, then the workspace itself (workspaces/actions/workspaces.py).
     deletion_requested_at = models.DateTimeField(null=True, blank=True)
+    # What the workspace's LLM calls may cost in a calendar month (LLM_PRICE_* currency),
+    # set by its admins: empty means LLM_WORKSPACE_MONTHLY_BUDGET_USD, 0 means no limit.
+    # Extraction pauses when it is spent (knowledge/actions/extraction/monthly_budget.py).
+    llm_monthly_budget_usd = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True
+    )
 
     class Meta:
         ordering = ["name"]

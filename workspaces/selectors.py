@@ -7,6 +7,7 @@ reported exactly like a missing one (`NotFound`), never as forbidden.
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
@@ -121,3 +122,12 @@ def authenticate_api_token(plaintext: str) -> ApiToken | None:
 def first_run_needed() -> bool:
     """True until the first account exists: `/` then leads to the first-run page."""
     return not get_user_model().objects.exists()
+
+
+def llm_monthly_budget(workspace: Workspace) -> Decimal | None:
+    """What the workspace's LLM calls may cost this month: its admins' amount, else
+    LLM_WORKSPACE_MONTHLY_BUDGET_USD; None when there is no limit (0)."""
+    amount = workspace.llm_monthly_budget_usd
+    if amount is None:
+        amount = Decimal(str(settings.LLM_WORKSPACE_MONTHLY_BUDGET_USD))
+    return amount if amount > 0 else None

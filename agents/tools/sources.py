@@ -1,7 +1,8 @@
 """Sources: `list_sources` and `source_status` (reads), and `add_text`, `add_url` and
 `crawl` (editor role), which create sources through the actions the API, the sources
 screen and the commands share — `do_create_text_source` and `do_create_crawl`, so the
-crawl limits and the fetcher's SSRF guard (private and loopback addresses refused unless
+crawl limits (above CRAWL_ADMIN_ONLY_ABOVE_PAGES pages, admins only: the token's user's
+role decides) and the fetcher's SSRF guard (private and loopback addresses refused unless
 CRAWL_ALLOWED_NETWORKS opens them) hold exactly as there. Each write answers the source it
 started and how to follow it.
 """
@@ -130,6 +131,7 @@ def run_add_url(access: Access, args: AddUrlArguments) -> ToolAnswer:
         name=args.name,
         tags=args.tags,
         created_by=access.user,
+        role=access.role,
     )
     return _started(access, source, f"Fetching {source.origin} as source {source.pk}.")
 
@@ -153,6 +155,12 @@ class CrawlArguments(Arguments):
         default_factory=list, max_length=50, description="Regular expressions excluding URLs."
     )
     include_subdomains: bool = False
+    topic: str | None = Field(
+        None,
+        max_length=1000,
+        description="What the site's pages should be about (words or a sentence): pages "
+        "that are not are kept but not extracted into the graph.",
+    )
     name: str = Field("", max_length=300)
     tags: Tags = Field(default_factory=list, max_length=50)
 
@@ -167,9 +175,11 @@ def run_crawl(access: Access, args: CrawlArguments) -> ToolAnswer:
         allow=args.allow,
         deny=args.deny,
         include_subdomains=args.include_subdomains,
+        topic=args.topic,
         name=args.name,
         tags=args.tags,
         created_by=access.user,
+        role=access.role,
     )
     return _started(access, source, f"Crawling {source.origin} as source {source.pk}.")
 

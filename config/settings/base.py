@@ -236,6 +236,13 @@ LLM_CONCURRENCY = int(env_float("LLM_CONCURRENCY", 4))
 # Prices in US dollars per million tokens, for cost estimates and the cost of what ran.
 LLM_PRICE_INPUT_PER_MTOK = env_float("LLM_PRICE_INPUT_PER_MTOK", 0.0)
 LLM_PRICE_OUTPUT_PER_MTOK = env_float("LLM_PRICE_OUTPUT_PER_MTOK", 0.0)
+# What one workspace's LLM calls (every purpose) may cost in a calendar month, in the
+# currency of LLM_PRICE_*: extraction pauses when it is spent (documents wait, the source
+# says why) and goes on when a workspace admin raises it (the workspace page, PATCH
+# /workspaces/{slug}/llm-budget) or the month turns. Each workspace's admins may set its
+# own amount; 0 here or there means no limit. Answers and the scheduled review keep their
+# own budgets (ASK_MONTHLY_BUDGET_USD, UPKEEP_LLM_REVIEW_MONTHLY_BUDGET) besides.
+LLM_WORKSPACE_MONTHLY_BUDGET_USD = env_float("LLM_WORKSPACE_MONTHLY_BUDGET_USD", 20.0)
 
 # --- Extraction -------------------------------------------------------------------------
 # Consecutive chunks are grouped into windows of about this many tokens for the LLM.
@@ -247,8 +254,12 @@ EXTRACTION_PROMPT_VERSION = os.environ.get("EXTRACTION_PROMPT_VERSION", "v1")
 # Tokens one source may spend on the LLM (prompt + completion); 0 = no limit. A source's
 # own `token_budget` setting wins.
 EXTRACTION_SOURCE_TOKEN_BUDGET = int(env_float("EXTRACTION_SOURCE_TOKEN_BUDGET", 0))
-EXTRACTION_MAX_ENTITIES_PER_WINDOW = int(env_float("EXTRACTION_MAX_ENTITIES_PER_WINDOW", 60))
-EXTRACTION_MAX_RELATIONS_PER_WINDOW = int(env_float("EXTRACTION_MAX_RELATIONS_PER_WINDOW", 120))
+# Records one window may give, for the LLM and the offline extractor alike: the first
+# acceptable ones are kept, the rest cut and counted (`entities_capped` / `relations_capped`
+# on the window's run and the source's extraction account). A window of ~1,200 tokens
+# naming more than this is mostly listing names, not stating facts about them.
+EXTRACTION_MAX_ENTITIES_PER_WINDOW = int(env_float("EXTRACTION_MAX_ENTITIES_PER_WINDOW", 20))
+EXTRACTION_MAX_RELATIONS_PER_WINDOW = int(env_float("EXTRACTION_MAX_RELATIONS_PER_WINDOW", 30))
 # Relations whose endpoint was not extracted as an entity: "drop" them, or "create" the
 # endpoint (typed `concept`).
 EXTRACTION_DANGLING_RELATIONS = os.environ.get("EXTRACTION_DANGLING_RELATIONS", "drop")
@@ -502,6 +513,18 @@ CRAWL_MAX_RETRY_AFTER_SECONDS = env_float("GRAPHLOOM_CRAWL_MAX_RETRY_AFTER_SECON
 CRAWL_KEEP_GONE_PAGES = env_bool("GRAPHLOOM_CRAWL_KEEP_GONE_PAGES", False)
 # CIDR ranges the crawler may reach although they are private/loopback (intranets, tests).
 CRAWL_ALLOWED_NETWORKS = env_list("GRAPHLOOM_CRAWL_ALLOWED_NETWORKS", [])
+# The relevance filter of a source with a `topic` (`crawl --topic`, the crawl form, the
+# API's `topic`): a document whose first content chunks' mean embedding has a cosine
+# similarity below this with the topic's embedding is kept but not extracted, and counted
+# (`off_topic`). Measured on two Debian manuals of different subjects (bench/topic_filter.py;
+# docs/operations.md, "The relevance filter"): at 0.15 every topic kept at least 91 % of
+# its manual's pages and left out at least 96 % of the other's; 0.10 lost fewer pages
+# (95 %) but let 14 % of the other manual through, 0.20 kept only 75 %.
+CRAWL_TOPIC_MIN_SIMILARITY = env_float("CRAWL_TOPIC_MIN_SIMILARITY", 0.15)
+# Crawls above this many pages (max_pages), or with the rate limit off (rate 0), may be
+# started by the workspace's admins only (the page, the API, MCP); tokens act with their
+# user's role.
+CRAWL_ADMIN_ONLY_ABOVE_PAGES = int(env_float("CRAWL_ADMIN_ONLY_ABOVE_PAGES", 5000))
 
 # --- Auth -----------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

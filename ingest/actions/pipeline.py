@@ -45,6 +45,16 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
+class TopicVerdict:
+    """A document measured against its source's topic: the cosine similarity of their
+    embeddings (None: not measured, its source has no topic) and whether it fell below the
+    threshold (kept as a document, not extracted)."""
+
+    similarity: float | None
+    off_topic: bool
+
+
+@dataclass(frozen=True, slots=True)
 class StageReport:
     """What a stage did to its documents, for the pipeline to record: those it finished go
     from `takes` to `reaches`, those in `failed` fail with their message (for the person
@@ -55,6 +65,15 @@ class StageReport:
     reaches: DocumentStatus
     done: tuple[int, ...] = ()
     failed: Mapping[int, str] = field(default_factory=dict)
+    # Documents the stage cannot take on yet and that must not go past it meanwhile (the
+    # workspace's monthly LLM budget is spent): they stay in `takes`, still pending, with
+    # why (the stage says it on their source); the source's work is queued again when the
+    # wait is over, or by the `stranded_work` job.
+    waiting: Mapping[int, str] = field(default_factory=dict)
+    # What the stage measured of documents it finished, kept on them (Document fields of
+    # the same names): how near each is to its source's topic, and whether it was left
+    # out of the stage as off topic (knowledge's relevance filter).
+    topic: Mapping[int, TopicVerdict] = field(default_factory=dict)
 
 
 Stage = Callable[..., StageReport | None]
@@ -150,6 +169,9 @@ def do_process_document(
             if report is not None:
                 do_record_stage(report=report)
                 document.refresh_from_db(fields=["status", "error"])
+                if document.pk in report.waiting:
+                    # Not yet: it stays where it is, pending, until its work is queued again.
+                    return str(document.status)
             if document.status == DocumentStatus.DUPLICATE:
                 # Its content was processed already: the original's chunks, vectors and
                 # graph are its own (ingest/actions/duplicates.py); nothing is left to do.
@@ -178,8 +200,18 @@ def do_record_stage(*, report: StageReport) -> None:
             to=DocumentStatus.FAILED,
             error=message,
         )
+    _record_topic(report)
     do_transition_rows(
         documents=Document.objects.filter(pk__in=report.done),
         from_statuses=[report.takes],
         to=report.reaches,
     )
+
+
+def _record_topic(report: StageReport) -> None:
+    """Keep what the stage measured against the source's topic on each document it names
+    (documents cancelled or changed meanwhile left as they are)."""
+    for document_id, verdict in report.topic.items():
+        Document.objects.filter(pk=document_id, status=report.takes).update(
+            topic_similarity=verdict.similarity, off_topic=verdict.off_topic
+        )

@@ -174,29 +174,52 @@ def do_requeue_stranded_work(*, idle_for: timedelta | None = None) -> dict[int, 
     for source in Source.objects.filter(status__in=[SourceStatus.QUEUED, SourceStatus.RUNNING]):
         if (source.last_slice_at or source.started_at or source.created_at) > quiet_since:
             continue
-        if _has_task(source.pk):
-            continue
-        pending = list(
-            Document.objects.filter(source=source, status__in=PENDING)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
-        pages_waiting = (
-            source.is_crawl
-            and CrawlPage.objects.filter(
-                source=source, status__in=[CrawlPageStatus.QUEUED, CrawlPageStatus.FETCHING]
-            ).exists()
-        )
-        if not pending and not pages_waiting:
-            do_refresh_source_progress(source_id=source.pk)  # finishes it if it is done
-            continue
-        with transaction.atomic():
-            enqueue_documents(pending, continuation=True)
-            if pages_waiting:
-                enqueue_crawl(source, continuation=True)
-        logger.warning("Queued again the stranded work of source %s", source.pk)
-        requeued[source.pk] = len(pending)
+        queued = _requeue_waiting(source)
+        if queued is not None:
+            logger.warning("Queued again the stranded work of source %s", source.pk)
+            requeued[source.pk] = queued
     return requeued
+
+
+def do_requeue_waiting_work(*, source_ids: list[int]) -> dict[int, int]:
+    """Queue now the waiting work of these sources, when they run and no task of theirs is
+    queued or running: what the `stranded_work` job does after UPKEEP_STRANDED_AFTER, for a
+    caller that knows the wait is over (extraction paused by the workspace's monthly LLM
+    budget, which an admin just raised). Returns {source id: documents queued}."""
+    requeued: dict[int, int] = {}
+    for source in Source.objects.filter(
+        pk__in=source_ids, status__in=[SourceStatus.QUEUED, SourceStatus.RUNNING]
+    ).order_by("pk"):
+        queued = _requeue_waiting(source)
+        if queued is not None:
+            requeued[source.pk] = queued
+    return requeued
+
+
+def _requeue_waiting(source: Source) -> int | None:
+    """Queue the source's waiting documents (and its crawl, with pages waiting) unless a
+    task of it is open; the documents queued, or None when nothing was queued."""
+    if _has_task(source.pk):
+        return None
+    pending = list(
+        Document.objects.filter(source=source, status__in=PENDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    pages_waiting = (
+        source.is_crawl
+        and CrawlPage.objects.filter(
+            source=source, status__in=[CrawlPageStatus.QUEUED, CrawlPageStatus.FETCHING]
+        ).exists()
+    )
+    if not pending and not pages_waiting:
+        do_refresh_source_progress(source_id=source.pk)  # finishes it if it is done
+        return None
+    with transaction.atomic():
+        enqueue_documents(pending, continuation=True)
+        if pages_waiting:
+            enqueue_crawl(source, continuation=True)
+    return len(pending)
 
 
 def _has_task(source_id: int) -> bool:

@@ -68,15 +68,27 @@ def do_create_source(
 
 # Source settings read by later pipeline stages (extraction), validated here so every way
 # of creating a source accepts the same ones.
-SOURCE_OPTIONS = ("known_only", "token_budget")
+SOURCE_OPTIONS = ("known_only", "token_budget", "topic")
+# The longest topic a source may carry (words or a description; embedded like a question).
+MAX_TOPIC_CHARS = 1000
 
 
 def validate_source_options(
-    *, known_only: object = None, token_budget: object = None
+    *, known_only: object = None, token_budget: object = None, topic: object = None
 ) -> dict[str, object]:
     """`known_only`: extraction may add evidence for existing entities but never creates
-    new ones. `token_budget`: LLM tokens this source may spend (0 or None: the default)."""
+    new ones. `token_budget`: LLM tokens this source may spend (0 or None: the default).
+    `topic`: what the source is about, in words or a sentence; documents not about it are
+    kept but not extracted (knowledge/extraction/relevance.py); "" removes it, None leaves
+    it as it is."""
     options: dict[str, object] = {}
+    if topic is not None:
+        if not isinstance(topic, str):
+            raise InvalidInput("topic: expected words or a short description.")
+        cleaned = " ".join("".join(ch if ch.isprintable() else " " for ch in topic).split())
+        if len(cleaned) > MAX_TOPIC_CHARS:
+            raise InvalidInput(f"topic: at most {MAX_TOPIC_CHARS} characters.")
+        options["topic"] = cleaned
     if known_only is not None:
         if not isinstance(known_only, bool):
             raise InvalidInput("known_only: expected true or false.")
@@ -436,6 +448,8 @@ def do_refresh_source_progress(*, source_id: int) -> Source | None:
             cancelled=Count("pk", filter=Q(status=DocumentStatus.CANCELLED)),
             duplicates=Count("pk", filter=Q(status=DocumentStatus.DUPLICATE)),
             pending=Count("pk", filter=Q(status__in=PENDING)),
+            # Kept but not extracted: not about the source's topic (knowledge's filter).
+            off_topic=Count("pk", filter=Q(off_topic=True)),
         )
         chunks = Chunk.objects.filter(document__source_id=source_id).aggregate(
             chunks=Count("pk"), embedded=Count("pk", filter=Q(embedding__isnull=False))

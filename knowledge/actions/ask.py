@@ -22,13 +22,11 @@ import queue
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Sum
-from django.utils import timezone
 
 from ingest.selectors import chunks_opening_in_code
 from knowledge.actions.communities import SummaryRefresh, do_refresh_community_summaries
@@ -44,11 +42,12 @@ from knowledge.answering.prompt import (
 )
 from knowledge.answering.readable import passage_blocks
 from knowledge.answering.types import Answer, Passage, PassageBlock, Usage
-from knowledge.models import CommunitySummary, LlmCall
+from knowledge.models import CommunitySummary
 from knowledge.retrieval import hybrid_search
 from knowledge.retrieval.limits import MAX_QUERY_CHARS
 from knowledge.retrieval.subjects import question_subjects
 from knowledge.retrieval.types import QueryVector
+from knowledge.selectors.llm_usage import month_start, spent_this_month
 from system.llm.availability import llm_available
 from system.llm.client import ChatReply, LlmClient, LlmError
 from workspaces.errors import InvalidInput
@@ -91,24 +90,11 @@ def monthly_budget(workspace: Workspace) -> Decimal:
     return Decimal(str(settings.ASK_MONTHLY_BUDGET_USD))
 
 
-def month_start() -> datetime:
-    return timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-
-
-def spent_this_month(workspace: Workspace) -> Decimal:
-    total = (
-        LlmCall.objects.for_workspace(workspace)
-        .filter(purpose__in=ANSWER_PURPOSES, created_at__gte=month_start())
-        .aggregate(total=Sum("cost"))["total"]
-    )
-    return total or Decimal(0)
-
-
 def check_budget(workspace: Workspace) -> None:
     budget = monthly_budget(workspace)
     if budget <= 0:
         return
-    spent = spent_this_month(workspace)
+    spent = spent_this_month(workspace, purposes=ANSWER_PURPOSES)
     if spent >= budget:
         raise AnswerBudgetSpent(
             f"The workspace's monthly answer budget ({budget:.2f}) is spent; "

@@ -1,5 +1,5 @@
 """Each source's extraction account (runs, tokens, cost), its estimate, a re-extraction
-request, and the workspace's token usage.
+request, the workspace's token usage and its monthly LLM budget.
 """
 
 from __future__ import annotations
@@ -13,14 +13,18 @@ from ninja import Router, Status
 from ingest.selectors import get_source_for_workspace
 from knowledge.actions.extraction.documents import do_request_extraction
 from knowledge.actions.extraction.estimate import estimate_source
+from knowledge.actions.extraction.monthly_budget import do_set_workspace_llm_budget
 from knowledge.schemas.extraction import (
     EstimateOut,
     ExtractIn,
     ExtractionOut,
     ExtractQueued,
+    LlmBudgetIn,
+    LlmBudgetOut,
     UsageOut,
 )
 from knowledge.selectors.extraction import get_extraction_summary, get_workspace_token_usage
+from knowledge.selectors.llm_usage import get_llm_budget
 from workspaces.auth import get_workspace_access
 from workspaces.models import Role
 
@@ -74,3 +78,31 @@ def extract_source(
 def get_usage(request: HttpRequest, slug: str) -> dict[str, Any]:
     workspace = get_workspace_access(request, slug).workspace
     return get_workspace_token_usage(workspace)
+
+
+@router.get(
+    "/workspaces/{slug}/llm-budget",
+    response=LlmBudgetOut,
+    summary="The workspace's monthly LLM budget and what this month spent",
+)
+def get_workspace_llm_budget(request: HttpRequest, slug: str) -> dict[str, Any]:
+    """Extraction pauses (documents wait, the source's extraction status is `paused`) once
+    the month's LLM calls cost the budget, and goes on when it is raised or the month
+    turns."""
+    workspace = get_workspace_access(request, slug).workspace
+    return get_llm_budget(workspace)
+
+
+@router.patch(
+    "/workspaces/{slug}/llm-budget",
+    response=LlmBudgetOut,
+    summary="Set the workspace's monthly LLM budget (admin)",
+)
+def set_workspace_llm_budget(
+    request: HttpRequest, slug: str, payload: LlmBudgetIn
+) -> dict[str, Any]:
+    """`monthly_budget_usd`: an amount (0: no limit) or null (the server's default). When
+    the new budget is not spent, extraction that paused at the old one resumes at once."""
+    workspace = get_workspace_access(request, slug, role=Role.ADMIN).workspace
+    workspace = do_set_workspace_llm_budget(workspace=workspace, amount=payload.monthly_budget_usd)
+    return get_llm_budget(workspace)

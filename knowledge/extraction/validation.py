@@ -10,7 +10,10 @@ which knows the entities already in the graph.
 
 Counts added by `validate_window` (to those already on the result):
 - rejected, and rejected_<reason> for each reason code below: entities dropped by name.
-- over_entity_limit / over_relation_limit: items dropped beyond max_entities / max_relations.
+- entities_capped / relations_capped: items cut beyond max_entities / max_relations
+  (EXTRACTION_MAX_*_PER_WINDOW), summed on the source's extraction account; the same
+  numbers are also counted under their first names, over_entity_limit / over_relation_limit,
+  which older runs carry alone.
 - malformed: relations with an empty source or target.
 - self_relation: relations whose source and target are the same name (casefolded).
 - retyped_relations: relations whose type states nothing (a copula alone: "be", "is"),
@@ -193,6 +196,7 @@ def validate_window(result: ParseResult, *, max_entities: int, max_relations: in
             out.count(f"rejected_{reason}")
             note_problem(out, f"rejected_{reason}", entity.name)
         elif len(entities) >= max_entities:
+            out.count("entities_capped")
             out.count("over_entity_limit")
         else:
             entities.append(entity)
@@ -206,6 +210,7 @@ def validate_window(result: ParseResult, *, max_entities: int, max_relations: in
         elif source.casefold() == target.casefold():
             out.count("self_relation")
         elif len(relations) >= max_relations:
+            out.count("relations_capped")
             out.count("over_relation_limit")
         else:
             relations.append(relation)

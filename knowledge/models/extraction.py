@@ -88,6 +88,9 @@ class ExtractionStatus(models.TextChoices):
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     BUDGET_EXCEEDED = "budget_exceeded", "Stopped: token budget reached"
+    # The workspace's monthly LLM budget is spent: documents wait, extraction goes on when
+    # it is raised or the month turns (knowledge/actions/extraction/monthly_budget.py).
+    PAUSED = "paused", "Paused: monthly LLM budget spent"
     FAILED = "failed", "Failed"
 
 

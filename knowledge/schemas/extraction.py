@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from ninja import Field, Schema
@@ -44,6 +44,10 @@ class WindowsOut(Schema):
     extracted: int = Field(..., description="windows sent to the extractor")
     cached: int = Field(..., description="windows answered from the extraction cache")
     skipped: int = Field(..., description="windows left out because the budget was reached")
+    skipped_unknown: int = Field(
+        0,
+        description="windows of a known-only source not sent: they named no known entity or alias",
+    )
 
 
 class EstimateOut(Schema):
@@ -64,6 +68,8 @@ class ExtractionOut(Schema):
     extractor: str = Field(..., description="llm | offline | '' (not run yet)")
     offline: bool = Field(..., description="true when the offline (spaCy) extractor produced it")
     model: str
+    # Also `paused` since issue 41 (the workspace's monthly LLM budget is spent: documents
+    # wait); the description stays as clients read it (docs/api.md lists every status).
     status: str = Field(..., description="pending | running | done | budget_exceeded | failed")
     message: str
     known_only: bool
@@ -96,3 +102,38 @@ class UsageOut(Schema):
     prompt_tokens: int
     completion_tokens: int
     cost: float
+
+
+class PausedSourceOut(Schema):
+    id: int
+    name: str
+
+
+class LlmBudgetOut(Schema):
+    llm_configured: bool = Field(..., description="an LLM is configured (else nothing is spent)")
+    monthly_budget_usd: float | None = Field(
+        ...,
+        description="what the workspace's LLM calls may cost this calendar month (LLM_PRICE_* "
+        "currency); null: no limit",
+    )
+    default_usd: float = Field(..., description="LLM_WORKSPACE_MONTHLY_BUDGET_USD (0: no limit)")
+    override_usd: float | None = Field(
+        ..., description="the workspace's own amount; null: the default applies"
+    )
+    spent_this_month_usd: float = Field(..., description="every purpose, since month_start")
+    month_start: date
+    remaining_usd: float | None
+    spent_out: bool = Field(..., description="true: extraction pauses, documents wait")
+    paused_sources: list[PausedSourceOut] = Field(
+        ..., description="sources whose extraction waits for the budget"
+    )
+
+
+class LlmBudgetIn(Schema):
+    monthly_budget_usd: float | None = Field(
+        ...,
+        ge=0,
+        le=9_999_999_999.99,
+        description="the workspace's own monthly LLM budget; 0: no limit; null: the server's "
+        "default (LLM_WORKSPACE_MONTHLY_BUDGET_USD). Raising it resumes paused extraction.",
+    )

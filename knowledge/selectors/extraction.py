@@ -113,6 +113,9 @@ def get_extraction_summary(workspace: Workspace, source: Source) -> dict[str, An
             "extracted": account.windows_extracted if account else 0,
             "cached": account.windows_cached if account else 0,
             "skipped": account.windows_skipped if account else 0,
+            "skipped_unknown": int(
+                ((account.counts or {}) if account else {}).get("windows_skipped_unknown", 0)
+            ),
         },
         "counts": (account.counts if account else {}) or {},
         "entities": mentions.values("entity_id").distinct().count(),

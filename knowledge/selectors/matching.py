@@ -23,6 +23,7 @@ from knowledge.consolidation.keys import entity_blocking_keys
 from knowledge.consolidation.matching import EMBEDDING_REASON, Key, Match, untyped_twin
 from knowledge.consolidation.names.code_names import code_paths_differ
 from knowledge.consolidation.names.similarity import Similarity
+from knowledge.consolidation.text_names import name_keys
 from knowledge.extraction.entity_types import FALLBACK_TYPE
 from knowledge.models import (
     ENTITY_VECTORS,
@@ -458,3 +459,28 @@ def _pins(rules: list[CurationRule], keys: list[Key]) -> dict[Key, int]:
             if applies and (key not in pins or rule.entity_type_id is not None):
                 pins[key] = rule.entity_id
     return pins
+
+
+def names_a_known_entity(workspace_id: int, text: str) -> bool:
+    """Whether the text writes the name or an alias of an active entity of the workspace
+    (any of its n-grams has that canonical key: knowledge/consolidation/text_names.py). A
+    known-only source's windows that name none are not extracted at all: what an
+    extractor found in them would name no known entity, and known-only extraction adds
+    evidence for known ones only."""
+    keys = sorted(name_keys(text))
+    if not keys:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT EXISTS (
+                SELECT 1 FROM knowledge_entity
+                WHERE workspace_id = %s AND canonical_name = ANY(%s) AND state = 'active'
+            ) OR EXISTS (
+                SELECT 1 FROM knowledge_alias a JOIN knowledge_entity e ON e.id = a.entity_id
+                WHERE a.workspace_id = %s AND a.canonical = ANY(%s) AND e.state = 'active'
+            )
+            """,
+            [workspace_id, keys, workspace_id, keys],
+        )
+        return bool(cursor.fetchone()[0])

@@ -4,14 +4,12 @@ not judged, and what the LLM's review cost a workspace this month."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 
 from django.db import connection
-from django.db.models import Sum
-from django.utils import timezone
 
-from knowledge.models import CommunityRun, LlmCall, MergeSuggestion, SuggestionStatus
+from knowledge.models import CommunityRun, MergeSuggestion, SuggestionStatus
+from knowledge.selectors.llm_usage import spent_this_month
 from workspaces.models import Workspace
 
 _ADDED_AND_NOW = """
@@ -59,16 +57,7 @@ def workspaces_with_unjudged_suggestions() -> list[Workspace]:
     return list(Workspace.objects.filter(pk__in=ids).order_by("slug"))
 
 
-def month_start() -> datetime:
-    return timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-
-
 def review_spent_this_month(workspace: Workspace) -> Decimal:
     """What the LLM's review of merge suggestions cost the workspace since the month began
     (the ingest's reviews and the scheduled ones: purpose "review")."""
-    total = (
-        LlmCall.objects.for_workspace(workspace)
-        .filter(purpose="review", created_at__gte=month_start())
-        .aggregate(total=Sum("cost"))["total"]
-    )
-    return total or Decimal(0)
+    return spent_this_month(workspace, purposes=("review",))

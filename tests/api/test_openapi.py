@@ -102,6 +102,17 @@ for _schema in ("SourceOut", "SourceCreated", "SourceDetailOut"):
 # Optional query parameters added to operations the snapshot has.
 ADDED_PARAMETERS = {("/api/v1/workspaces/{slug}/sources", "get"): {"tag", "kind", "status"}}
 
+# Guards on noise and cost (issue 41): a source's topic (relevance filter) and what it
+# measured on each document, windows of known-only sources never sent, and the workspace's
+# monthly LLM budget (read by members, set by admins).
+for _schema in ("SourceOptionsIn", "SourceOut", "SourceCreated"):
+    ADDED_PROPERTIES.setdefault(_schema, set()).add("topic")
+ADDED_PROPERTIES["SourceDetailOut"].add("topic")
+ADDED_PROPERTIES["DocumentOut"] |= {"topic_similarity", "off_topic"}
+ADDED_PROPERTIES["WindowsOut"] = {"skipped_unknown"}
+ADDED_PATHS |= {"/api/v1/workspaces/{slug}/llm-budget"}
+ADDED_COMPONENTS |= {"LlmBudgetOut", "LlmBudgetIn", "PausedSourceOut"}
+
 
 def current_document() -> dict[str, Any]:
     schema = api.get_openapi_schema(path_prefix="/api/v1/")

@@ -101,6 +101,12 @@ def test_a_crawl_started_from_the_form_shows_its_pages(page, sign_in, make_membe
         form.get_by_label("Same-site recursive").check()
         form.get_by_label("Name", exact=True).fill("Harbour archive")
         form.get_by_role("button", name="Start crawl").click()
+        # The rate limit off is for the workspace's admins only (issue 41); ada edits.
+        expect(form.get_by_role("alert").first).to_contain_text(
+            "Only a workspace admin may start this crawl: rate 0 turns the rate limit off"
+        )
+        form.get_by_label("Rate (requests per second)").fill("50")
+        form.get_by_role("button", name="Start crawl").click()
 
         expect(page).to_have_url(re.compile(r"/sources/\d+/\?ws=lab$"))
         expect(page.get_by_role("heading", name="Harbour archive")).to_be_visible()

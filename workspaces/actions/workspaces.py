@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from django.apps import apps
@@ -93,6 +94,37 @@ def do_update_workspace(
     if description is not None:
         workspace.description = description
     workspace.save(update_fields=["name", "description"])
+    return workspace
+
+
+# The largest monthly LLM budget a workspace may be given (the field's 12 digits, 2 after
+# the point).
+MAX_LLM_MONTHLY_BUDGET = Decimal("9999999999.99")
+
+
+@transaction.atomic
+def do_set_llm_monthly_budget(*, workspace: Workspace, amount: object) -> Workspace:
+    """Set the workspace's own monthly LLM budget (LLM_PRICE_* currency): a number of 0 or
+    more (0: no limit), or None to follow LLM_WORKSPACE_MONTHLY_BUDGET_USD. Raising it is
+    what lets paused extraction go on: the caller resumes it
+    (knowledge/actions/extraction/monthly_budget.py)."""
+    value: Decimal | None = None
+    if amount is not None and amount != "":
+        try:
+            value = Decimal(str(amount).strip())
+        except InvalidOperation:
+            raise InvalidInput(
+                f"llm_monthly_budget_usd: {str(amount)[:40]!r} is not a number."
+            ) from None
+        if not value.is_finite() or value < 0 or value > MAX_LLM_MONTHLY_BUDGET:
+            raise InvalidInput(
+                "llm_monthly_budget_usd: expected an amount from 0 (no limit) to "
+                f"{MAX_LLM_MONTHLY_BUDGET:,}, or empty for the server's default."
+            )
+        value = value.quantize(Decimal("0.01"))
+    workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    workspace.llm_monthly_budget_usd = value
+    workspace.save(update_fields=["llm_monthly_budget_usd"])
     return workspace
 
 

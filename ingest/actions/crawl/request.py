@@ -9,9 +9,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Required, TypedDict, Unpack
 
+from django.conf import settings
+
 from ingest.crawler.urls import normalize_url
 from ingest.models import Source, SourceKind
-from workspaces.errors import InvalidInput
+from workspaces.errors import InvalidInput, PermissionDenied
+from workspaces.models import Role
 
 MODES = {"single": SourceKind.URL, "sitemap": SourceKind.SITEMAP, "recursive": SourceKind.CRAWL}
 
@@ -106,3 +109,32 @@ def validate_crawl_settings(**request: Unpack[CrawlRequest]) -> CrawlSettings:
         include_subdomains=request.get("include_subdomains", False),
         use_llms_txt=request.get("use_llms_txt", True),
     )
+
+
+def admin_only_reason(crawl: CrawlSettings) -> str:
+    """Why only the workspace's admins may start this crawl, or "" when an editor may: more
+    pages than CRAWL_ADMIN_ONLY_ABOVE_PAGES, or the rate limit turned off (rate 0)."""
+    limit = settings.CRAWL_ADMIN_ONLY_ABOVE_PAGES
+    reasons = []
+    if crawl.max_pages > limit:
+        reasons.append(
+            f"max_pages {crawl.max_pages:,} is above {limit:,} (CRAWL_ADMIN_ONLY_ABOVE_PAGES)"
+        )
+    if crawl.rate is not None and crawl.rate <= 0:
+        reasons.append("rate 0 turns the rate limit off")
+    return "; ".join(reasons)
+
+
+def check_crawl_role(crawl: CrawlSettings, role: str | None) -> None:
+    """PermissionDenied (403) naming the limit when a member below admin asks for a crawl
+    only admins may start (`admin_only_reason`). `role` None: the operator's own command
+    line, which no workspace role limits."""
+    if role is None or Role.rank(role) >= Role.rank(Role.ADMIN):
+        return
+    reason = admin_only_reason(crawl)
+    if reason:
+        raise PermissionDenied(
+            f"Only a workspace admin may start this crawl: {reason}. You are {role}: keep "
+            f"max_pages at {settings.CRAWL_ADMIN_ONLY_ABOVE_PAGES:,} or fewer and a rate "
+            "limit above 0, or ask an admin."
+        )

@@ -14,6 +14,7 @@ from ingest.actions.crawl.request import (
     MODES,
     CrawlRequest,
     CrawlSettings,
+    check_crawl_role,
     validate_crawl_settings,
 )
 from ingest.actions.sources import do_create_source, do_reingest_source, validate_source_options
@@ -47,13 +48,16 @@ def do_create_crawl_source(
     return source
 
 
-def do_start_crawl(*, source: Source, enqueue: bool = True) -> Source:
+def do_start_crawl(*, source: Source, enqueue: bool = True, role: str | None = None) -> Source:
     """Run (or re-run) a crawl. A finished crawl starts a new round: every page is queued
-    again with its validators, so unchanged pages answer 304 and cost nothing."""
+    again with its validators, so unchanged pages answer 304 and cost nothing. `role`: the
+    caller's role in the workspace, for the crawl limits only admins may pass
+    (`check_crawl_role`; None: the operator's command line)."""
     with transaction.atomic():
         source = Source.objects.select_for_update().get(pk=source.pk)
         if not source.is_crawl:
             raise InvalidInput("This source is not a crawl.")
+        check_crawl_role(CrawlSettings.from_source(source), role)
         if source.status == SourceStatus.DELETING:
             raise Conflict("This source is being deleted.")
         if source.is_finished:
@@ -82,31 +86,39 @@ def do_create_crawl(
     tags: Iterable[str] = (),
     known_only: object = None,
     token_budget: object = None,
+    topic: object = None,
     created_by: Any = None,
+    role: str | None = None,
     start: bool = True,
     enqueue: bool = True,
     **request: Unpack[CrawlRequest],
 ) -> Source:
-    """A crawl as the API, the sources screen and `manage.py crawl` ask for one: the request
-    is checked (InvalidInput names the field at fault), the source created with its seed
-    page and, with `start`, started; the crawl task is enqueued on commit unless `enqueue`
-    is False (a caller that runs the crawl itself)."""
+    """A crawl as the API, the sources screen, MCP and `manage.py crawl` ask for one: the
+    request is checked (InvalidInput names the field at fault; PermissionDenied names the
+    limit when `role`, the caller's role in the workspace, is below admin and the crawl
+    asks for more than an editor may: `check_crawl_role`), the source created with its
+    seed page and, with `start`, started; the crawl task is enqueued on commit unless
+    `enqueue` is False (a caller that runs the crawl itself)."""
     crawl = validate_crawl_settings(**request)
+    check_crawl_role(crawl, role)
     source = do_create_crawl_source(
         workspace=workspace,
         crawl=crawl,
         name=name,
         tags=tags,
         created_by=created_by,
-        options=validate_source_options(known_only=known_only, token_budget=token_budget),
+        options=validate_source_options(
+            known_only=known_only, token_budget=token_budget, topic=topic
+        ),
     )
-    return do_start_crawl(source=source, enqueue=enqueue) if start else source
+    return do_start_crawl(source=source, enqueue=enqueue, role=role) if start else source
 
 
-def do_rerun_source(*, source: Source, enqueue: bool = True) -> int:
-    """Re-ingest any source: a crawl starts a new round (conditional requests), other kinds
+def do_rerun_source(*, source: Source, enqueue: bool = True, role: str | None = None) -> int:
+    """Re-ingest any source: a crawl starts a new round (conditional requests; only
+    admins may start one above the crawl limits, see `do_start_crawl`), other kinds
     re-process what changed. Returns the number of documents or pages queued."""
     if source.is_crawl:
-        do_start_crawl(source=source, enqueue=enqueue)
+        do_start_crawl(source=source, enqueue=enqueue, role=role)
         return CrawlPage.objects.filter(source=source, status=CrawlPageStatus.QUEUED).count()
     return do_reingest_source(source=source, enqueue=enqueue)

@@ -1,11 +1,14 @@
 """`manage.py crawl URL --workspace SLUG [--mode single|sitemap|recursive] [--max-pages N]
 [--max-depth D] [--allow PATTERN ...] [--deny PATTERN ...] [--rate R] [--subdomains]
-[--tags a,b] [--wait]`
+[--tags a,b] [--topic TEXT] [--known-only] [--wait]`
 
 `--tags` are stored on the source as an upload's are (trimmed, at most 50 characters each,
 duplicates once): the sources list filters by them.
 
-Creates a crawl source and starts it. With `--wait`, a progress bar runs until the crawl and
+Creates a crawl source and starts it. With `--topic`, pages not about it (their embedding's
+similarity to the topic's below CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, and
+counted as `off_topic`; with `--known-only`, extraction adds evidence for entities the
+workspace already has and creates none. With `--wait`, a progress bar runs until the crawl and
 the processing of its pages finish, then one JSON line with the counters:
 `{"source": id, "status": ..., "pages": {"discovered", "fetched", "skipped_robots", "skipped",
 "failed", "ingested"}, "documents": n, "failed": [{"url"|"path": ..., "error": ...}],
@@ -53,6 +56,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-llms-txt", action="store_true", help="ignore the site's /llms.txt"
         )
+        parser.add_argument(
+            "--topic",
+            metavar="TEXT",
+            help="what the pages should be about; the others are kept but not extracted",
+        )
+        parser.add_argument(
+            "--known-only",
+            action="store_true",
+            help="only add evidence for entities already known (none created)",
+        )
         parser.add_argument("--name", default="", help="source name (default: the URL)")
         parser.add_argument("--tags", default="", help="comma-separated tags for the source")
         parser.add_argument("--wait", action="store_true", help="wait, show progress, print JSON")
@@ -72,6 +85,8 @@ class Command(BaseCommand):
                 rate=options["rate"],
                 include_subdomains=options["subdomains"],
                 use_llms_txt=not options["no_llms_txt"],
+                topic=options["topic"],
+                known_only=True if options["known_only"] else None,
                 name=options["name"],
                 tags=options["tags"].split(","),
                 enqueue=not inline,

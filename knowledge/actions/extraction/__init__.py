@@ -12,5 +12,11 @@ The flow for a set of documents of one source (entry points in `documents.py`):
 4. Derived fields are recomputed for what was touched, through the write funnel
    (knowledge/actions/evidence.py).
 
+Before 1, a source with a `topic` leaves out the documents not about it (`relevance.py`,
+deciding through knowledge/extraction/relevance.py): kept, not extracted. In 2, a known-only
+source sends no window that names no known entity or alias, and the LLM extractor sends
+none once the workspace's monthly LLM budget is spent (`monthly_budget.py`): the documents
+left with windows unsent wait, and go on when the budget is raised or the month turns.
+
 `estimate.py` says what a source would cost before any of this runs.
 """

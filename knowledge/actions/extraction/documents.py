@@ -11,10 +11,16 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from ingest.actions.activity import ActivityCounter
-from ingest.actions.pipeline import StageFailed, StageReport
+from ingest.actions.pipeline import StageFailed, StageReport, TopicVerdict
 from ingest.models import Document, DocumentStatus, Source
 from knowledge.actions.extraction.budget import add_counts, known_only, source_budget
 from knowledge.actions.extraction.materialize import Materializer
+from knowledge.actions.extraction.monthly_budget import (
+    MonthlyBudget,
+    do_clear_pause,
+    do_pause_extraction,
+)
+from knowledge.actions.extraction.relevance import judge_documents
 from knowledge.actions.extraction.runs import Progress, document_windows, ensure_runs
 from knowledge.actions.review import do_review_documents
 from knowledge.actions.schema import (
@@ -25,12 +31,15 @@ from knowledge.extraction.offline import OfflineExtractorUnavailable
 from knowledge.extraction.windows import Window
 from knowledge.models import (
     ExtractionStatus,
+    Mention,
+    RelationEvidence,
     SourceExtraction,
 )
 from knowledge.selectors.extraction import documents_for_extraction
 from knowledge.selectors.schema import get_schema_snapshot
 from knowledge.selectors.section_labels import structure_label_keys
 from system.enqueue import enqueue_on_commit
+from system.llm.availability import extraction_uses_llm
 
 
 @dataclass(slots=True)
@@ -46,6 +55,15 @@ class ExtractionReport:
     # Document id -> why it could not be extracted: one of its windows failed (or was not
     # sent once extraction stopped). Only these documents failed; the others are written.
     failed: dict[int, str] = field(default_factory=dict)
+    # Document id -> why it waits: windows of it were not sent because the workspace's
+    # monthly LLM budget is spent. Neither written nor failed; extracted when it goes on.
+    waiting: dict[int, str] = field(default_factory=dict)
+    # Document id -> how near it is to its source's topic (sources with one), and whether
+    # it was left out as off topic: kept as a document, not extracted.
+    topic: dict[int, TopicVerdict] = field(default_factory=dict)
+    off_topic: int = 0
+    # Windows of known-only sources that named no known entity or alias: not sent.
+    skipped_unknown: int = 0
 
 
 def do_extract_documents(
@@ -61,7 +79,12 @@ def do_extract_documents(
     retries) is left without a run (nothing cached) and fails its own documents only
     (`report.failed`, whose graph is left as it was), while every other document is
     written; a retry sends only the failed windows, the others being cached. Budget stops
-    are reported, not raised.
+    are reported, not raised: a source's token budget ends its extraction
+    (`skipped_for_budget`), the workspace's monthly LLM budget leaves the documents with
+    windows unsent waiting (`report.waiting`, neither written nor failed). Documents of a
+    source with a topic that are not about it are not extracted (`report.topic`,
+    `report.off_topic`); windows of a known-only source that name nothing known are not
+    sent (`report.skipped_unknown`).
     """
     report = ExtractionReport()
     if not documents:
@@ -75,7 +98,12 @@ def do_extract_documents(
         source = Source.objects.select_related("workspace").get(pk=source_id)
         do_ensure_default_schema(workspace=source.workspace)
         schema = get_schema_snapshot(source.workspace)
+        docs, given_back = _on_topic(source, docs, report)
         windows_by_doc = {doc.pk: document_windows(doc) for doc in docs}
+        # Off-topic documents extracted before (their content or the topic changed) give
+        # their evidence back: written with no window, the write funnel removes it.
+        windows_by_doc.update({doc.pk: [] for doc in given_back})
+        docs = docs + given_back
         all_windows = [w for ws in windows_by_doc.values() for w in ws]
         if on_windows:
             on_windows(len({w.hash for w in all_windows}))
@@ -96,23 +124,64 @@ def do_extract_documents(
             force=force,
             progress=progress,
             idle=writer.write_ready,
+            known_only=writer.only_known,
         )
         report.documents += len(docs)
         report.windows += len(all_windows)
         report.cached += ensured.cached
         report.extracted += ensured.extracted
         report.skipped_for_budget += ensured.skipped_for_budget
+        report.skipped_unknown += len(ensured.skipped_unknown)
         report.error = report.error or ensured.error
         failed = _failed_documents(windows_by_doc, ensured.failed)
         report.failed.update(failed)
-        # A document with a failed window is not written (its evidence stays as it was);
-        # every complete one already was, or is now.
-        writer.waiting = [d for d in writer.waiting if d.pk not in failed]
+        waiting = {
+            document_id: ensured.paused_reason
+            for document_id, windows in windows_by_doc.items()
+            if document_id not in failed and any(w.hash in ensured.paused for w in windows)
+        }
+        report.waiting.update(waiting)
+        # A document with a failed window is not written (its evidence stays as it was),
+        # nor one still waiting for the budget; every complete one already was, or is now.
+        writer.waiting = [d for d in writer.waiting if d.pk not in failed and d.pk not in waiting]
         writer.write_ready(ensured, final=True)
+        if ensured.paused_reason:
+            do_pause_extraction(source=source, message=ensured.paused_reason)
         account = SourceExtraction.objects.filter(source=source).first()
         if account is not None:
             add_counts(account.pk, writer.counts)
     return report
+
+
+def _on_topic(
+    source: Source, documents: list[Document], report: ExtractionReport
+) -> tuple[list[Document], list[Document]]:
+    """(the documents to extract, the off-topic ones with evidence to give back); each
+    measured document's verdict goes to the report. A source without a topic extracts
+    every document, and clears a verdict a document kept from when it had one."""
+    relevance = judge_documents(source, documents)
+    if not relevance:
+        for document in documents:
+            if document.off_topic or document.topic_similarity is not None:
+                report.topic[document.pk] = TopicVerdict(similarity=None, off_topic=False)
+        return documents, []
+    kept: list[Document] = []
+    off: list[Document] = []
+    for document in documents:
+        verdict = relevance[document.pk]
+        report.topic[document.pk] = TopicVerdict(
+            similarity=verdict.similarity, off_topic=not verdict.on_topic
+        )
+        (kept if verdict.on_topic else off).append(document)
+    report.off_topic += len(off)
+    with_evidence = set(
+        Mention.objects.filter(chunk__document__in=off).values_list("chunk__document_id", flat=True)
+    ) | set(
+        RelationEvidence.objects.filter(chunk__document__in=off).values_list(
+            "chunk__document_id", flat=True
+        )
+    )
+    return kept, [d for d in off if d.pk in with_evidence]
 
 
 def _failed_documents(
@@ -137,6 +206,9 @@ def _extract_stage_documents(document_ids: list[int]) -> StageReport:
     )
     if not documents:
         return _stage_report()
+    waiting = _waiting_for_budget(documents)
+    if waiting:
+        return _stage_report(waiting=waiting)
     activity = _WindowActivity(documents)
     try:
         report = do_extract_documents(
@@ -151,17 +223,50 @@ def _extract_stage_documents(document_ids: list[int]) -> StageReport:
     errors = {pk: f"Extraction failed: {error}"[:2000] for pk, error in report.failed.items()}
     failing = {d.source_id for d in documents if d.pk in errors}
     _clear_recovered_failures({d.source_id for d in documents if d.pk not in errors} - failing)
-    return _stage_report(done=tuple(d.pk for d in documents if d.pk not in errors), failed=errors)
+    return _stage_report(
+        done=tuple(d.pk for d in documents if d.pk not in errors and d.pk not in report.waiting),
+        failed=errors,
+        waiting=report.waiting,
+        topic=report.topic,
+    )
 
 
-def _stage_report(done: tuple[int, ...] = (), failed: dict[int, str] | None = None) -> StageReport:
+def _waiting_for_budget(documents: list[Document]) -> dict[int, str]:
+    """With the LLM extracting: when the workspace's monthly LLM budget is spent, every
+    document waits (one query, before any window is built), and their sources say so;
+    when it is not, a pause the sources were in is over."""
+    if not extraction_uses_llm():
+        return {}
+    source_ids = sorted({d.source_id for d in documents})
+    sources = list(Source.objects.select_related("workspace").filter(pk__in=source_ids))
+    if not sources:
+        return {}
+    budget = MonthlyBudget.of(sources[0].workspace)
+    if not budget.spent_out():
+        for source in sources:
+            do_clear_pause(source=source)
+        return {}
+    message = budget.pause_message()
+    for source in sources:
+        do_pause_extraction(source=source, message=message)
+    return {d.pk: message for d in documents}
+
+
+def _stage_report(
+    done: tuple[int, ...] = (),
+    failed: dict[int, str] | None = None,
+    waiting: dict[int, str] | None = None,
+    topic: dict[int, TopicVerdict] | None = None,
+) -> StageReport:
     """What the extract stage did, for the pipeline to record: embedded documents are
-    extracted or failed."""
+    extracted or failed, or wait for the workspace's monthly LLM budget."""
     return StageReport(
         takes=DocumentStatus.EMBEDDED,
         reaches=DocumentStatus.EXTRACTED,
         done=done,
         failed=failed or {},
+        waiting=waiting or {},
+        topic=topic or {},
     )
 
 
@@ -208,7 +313,8 @@ def extract_group(*, document_ids: list[int]) -> StageReport:
 
 
 def extract_document(*, document: Document) -> StageReport | None:
-    """The extract stage of one embedded document: reported extracted, or StageFailed."""
+    """The extract stage of one embedded document: reported extracted (or waiting for the
+    monthly budget), or StageFailed."""
     if document.status != DocumentStatus.EMBEDDED:
         return None
     report = _extract_stage_documents([document.pk])
@@ -239,7 +345,7 @@ def do_extract_source(
     )
     # What the pipeline's `consolidate` stage does after ingestion, for the whole source.
     do_review_documents(documents=documents)
-    if not report.error and not report.skipped_for_budget:
+    if not report.error and not report.skipped_for_budget and not report.waiting:
         SourceExtraction.objects.filter(source=source).update(
             status=ExtractionStatus.DONE, finished_at=timezone.now()
         )

@@ -658,11 +658,12 @@ class Materializer:
         self.counts: dict[str, int] = {}
 
     def write_ready(self, ensured: EnsuredRuns, *, final: bool = False) -> None:
-        """Write the documents whose windows all have runs (every one left when final)."""
+        """Write the documents whose windows all have runs, or give nothing (named nothing
+        known, for a known-only source): every one left when final."""
         ready = [
             d
             for d in self.waiting
-            if final or all(w.hash in ensured.runs for w in self.windows_by_doc[d.pk])
+            if final or all(ensured.settled(w.hash) for w in self.windows_by_doc[d.pk])
         ]
         if not ready:
             return

@@ -25,7 +25,8 @@ from django.db.models import F
 
 from ingest.models import Chunk, Document, Source
 from ingest.selectors import source_is_stopped
-from knowledge.actions.extraction.budget import account_for, reserve_tokens
+from knowledge.actions.extraction.budget import account_for, add_counts, reserve_tokens
+from knowledge.actions.extraction.monthly_budget import MonthlyBudget
 from knowledge.actions.llm_calls import do_record_llm_call
 from knowledge.extraction.entity_types import looks_technical
 from knowledge.extraction.extractors import Extractor, WindowOutcome
@@ -42,6 +43,7 @@ from knowledge.models import (
     ExtractionStatus,
     SourceExtraction,
 )
+from knowledge.selectors.matching import names_a_known_entity
 from system import slices
 from system.llm.client import LlmError, LlmNotConfigured
 
@@ -148,13 +150,29 @@ def _record_window(
         locked.cost += cost
         if run is not None:
             locked.windows_extracted += 1
+            locked.counts = _with_capped(locked.counts, outcome.result.counts)
         locked.save(
             update_fields=[
                 "reservations", "prompt_tokens", "completion_tokens", "calls", "cost",
-                "windows_extracted", "updated_at",
+                "windows_extracted", "counts", "updated_at",
             ]
         )  # fmt: skip
     return run
+
+
+# What the per-window caps cut (knowledge/extraction/validation.py), summed on the source's
+# account as each new run is stored (a cached run was counted when it was made).
+CAPPED_COUNTS = ("entities_capped", "relations_capped")
+
+
+def _with_capped(
+    account_counts: dict[str, int] | None, run_counts: dict[str, int]
+) -> dict[str, int]:
+    merged = dict(account_counts or {})
+    for key in CAPPED_COUNTS:
+        if run_counts.get(key):
+            merged[key] = merged.get(key, 0) + int(run_counts[key])
+    return merged
 
 
 def _store_calls(
@@ -221,6 +239,17 @@ class EnsuredRuns:
     # because extraction stopped (see `_RunMaker.stop_after`). Failures are local: only
     # the documents these windows belong to fail; a retry sends only these windows again.
     failed: dict[str, str] = field(default_factory=dict)
+    # Windows not sent because the workspace's monthly LLM budget is spent, and why: their
+    # documents wait (neither written nor failed) until it is raised or the month turns.
+    paused: set[str] = field(default_factory=set)
+    paused_reason: str = ""
+    # Windows of a known-only source that name no known entity or alias: never sent (to
+    # the LLM or the offline extractor), they give nothing and their documents go on.
+    skipped_unknown: set[str] = field(default_factory=set)
+
+    def settled(self, window_hash: str) -> bool:
+        """The window has what it will get: a run, or nothing because it names nothing known."""
+        return window_hash in self.runs or window_hash in self.skipped_unknown
 
 
 def ensure_runs(
@@ -232,11 +261,14 @@ def ensure_runs(
     force: bool = False,
     progress: Progress | None = None,
     idle: Callable[[EnsuredRuns], None] | None = None,
+    known_only: bool = False,
 ) -> EnsuredRuns:
     """The run of every window: from the cache, else extracted now. `idle` is called while
     requests are in flight, so the caller can write what is ready meanwhile. A window
     that fails is recorded in `failed` and the others go on, unless the failure says no
-    window can succeed (see `_RunMaker.stop_after`)."""
+    window can succeed (see `_RunMaker.stop_after`). With `known_only`, a window to extract
+    that names no known entity or alias is not sent at all (`skipped_unknown`, counted as
+    `windows_skipped_unknown` on the source's account)."""
     account = account_for(source, extractor)
     unique: dict[str, Window] = {}
     for window in windows:
@@ -252,6 +284,8 @@ def ensure_runs(
             windows_cached=F("windows_cached") + ensured.cached
         )
     missing = [w for h, w in unique.items() if h not in ensured.runs]
+    if known_only and missing:
+        missing = _naming_known(account, source, missing, ensured, progress)
     if not missing:
         return ensured
     maker = _RunMaker(account, source, extractor, schema, ensured, progress)
@@ -268,6 +302,29 @@ def ensure_runs(
             status=ExtractionStatus.FAILED, message=f"Extraction failed: {ensured.error}"[:2000]
         )
     return ensured
+
+
+def _naming_known(
+    account: SourceExtraction,
+    source: Source,
+    windows: list[Window],
+    ensured: EnsuredRuns,
+    progress: Progress | None,
+) -> list[Window]:
+    """The windows that name a known entity or alias; the others are set aside as
+    `skipped_unknown` and counted on the account."""
+    kept = []
+    for window in windows:
+        if names_a_known_entity(source.workspace_id, window.text):
+            kept.append(window)
+        else:
+            ensured.skipped_unknown.add(window.hash)
+    skipped = len(windows) - len(kept)
+    if skipped:
+        add_counts(account.pk, {"windows_skipped_unknown": skipped})
+        if progress:
+            progress(skipped)
+    return kept
 
 
 def _cached_runs(
@@ -311,12 +368,18 @@ class _RunMaker:
         # Without a budget there is nothing to reserve (one transaction less per window).
         self.budgeted = account.token_budget is not None
         self.budget_hit = False
+        # The workspace's monthly budget binds what costs money: the LLM's windows.
+        self.monthly = MonthlyBudget.of(source.workspace) if extractor.kind == "llm" else None
         # Set when no further window should be sent (why); see `stop_after`.
         self.stopped = ""
         self.failures_in_a_row = 0
 
     def reserve(self, window: Window, remaining: int) -> tuple[bool, str | None]:
-        """(may send, reservation): False once the budget cannot cover the window."""
+        """(may send, reservation): False once the workspace's monthly budget is spent
+        (`ensured.paused_reason` says so) or the source's budget cannot cover the window."""
+        if self.monthly is not None and self.monthly.spent_out():
+            self.ensured.paused_reason = self.monthly.pause_message()
+            return False, None
         if not self.budgeted:
             return True, None
         cost = self.extractor.max_tokens_for(window.text, schema=self.schema)
@@ -373,6 +436,11 @@ class _RunMaker:
             )
         return ""
 
+    def pause(self, windows: list[Window]) -> None:
+        """Windows left unsent because the monthly budget is spent: they wait."""
+        if self.ensured.paused_reason:
+            self.ensured.paused.update(w.hash for w in windows)
+
     def not_sent(self, windows: list[Window]) -> None:
         """Windows left unsent because extraction stopped: failed too, with the reason."""
         for window in windows:
@@ -389,6 +457,7 @@ class _RunMaker:
                 break
             may_send, reservation = self.reserve(window, len(queue) - index)
             if not may_send:
+                self.pause(queue[index:])
                 break
             self.finish(
                 window,
@@ -412,11 +481,12 @@ class _RunMaker:
         def fill() -> None:
             nonlocal position
             while len(in_flight) < concurrency and position < len(queue) and not ending:
-                if self.stopped or self.budget_hit:
+                if self.stopped or self.budget_hit or self.ensured.paused_reason:
                     return
                 window = queue[position]
                 may_send, reservation = self.reserve(window, len(queue) - position)
                 if not may_send:
+                    self.pause(queue[position:])
                     return
                 position += 1
                 future = pool.submit(self.extractor.extract, window.text, schema=self.schema)

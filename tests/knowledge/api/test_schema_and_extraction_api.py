@@ -131,7 +131,7 @@ def test_extraction_summary_reports_llm_runs_tokens_and_cost(alice, llm, ingest_
     assert body["tokens"]["total"] == body["tokens"]["prompt"] + body["tokens"]["completion"] > 0
     expected = (body["tokens"]["prompt"] * 1.0 + body["tokens"]["completion"] * 4.0) / 1e6
     assert abs(body["cost"] - expected) < 1e-6
-    assert body["windows"] == {"extracted": 1, "cached": 0, "skipped": 0}
+    assert body["windows"] == {"extracted": 1, "cached": 0, "skipped": 0, "skipped_unknown": 0}
     assert body["runs_total"] == 1
     run = body["runs"][0]
     assert run["entities"] == 2
