@@ -9,6 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Required, TypedDict, Unpack
 
+from django.conf import settings
+
+from ingest.crawler.durations import DurationError, format_duration, parse_duration
 from ingest.crawler.urls import normalize_url
 from ingest.models import Source, SourceKind
 from workspaces.errors import InvalidInput
@@ -106,3 +109,20 @@ def validate_crawl_settings(**request: Unpack[CrawlRequest]) -> CrawlSettings:
         include_subdomains=request.get("include_subdomains", False),
         use_llms_txt=request.get("use_llms_txt", True),
     )
+
+
+def validate_refresh_every(value: object, *, field: str = "refresh_every") -> int:
+    """A refresh interval as a person or a client gives it (seconds, or "30m", "6h", "1d",
+    "2w"; 0, "off" or "never" for none), in seconds, 0 meaning off. Shorter than
+    CRAWL_REFRESH_MIN_SECONDS or not a duration: InvalidInput naming `field`."""
+    try:
+        seconds = parse_duration(value)
+    except DurationError as exc:
+        raise InvalidInput(f"{field}: {exc}") from None
+    floor = settings.CRAWL_REFRESH_MIN_SECONDS
+    if 0 < seconds < floor:
+        raise InvalidInput(
+            f"{field}: at least {format_duration(floor)} between re-crawls "
+            f"(CRAWL_REFRESH_MIN_SECONDS); got {format_duration(seconds)}."
+        )
+    return seconds
