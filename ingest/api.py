@@ -13,7 +13,12 @@ from ninja import Router, Schema, Status
 from ninja.pagination import LimitOffsetPagination, paginate
 from pydantic import ValidationError as PydanticValidationError
 
-from ingest.actions.crawl import do_create_crawl, do_rerun_source
+from ingest.actions.crawl import (
+    do_create_crawl,
+    do_rerun_source,
+    do_set_refresh_every,
+    validate_refresh_every,
+)
 from ingest.actions.sources import (
     do_add_files,
     do_cancel_source,
@@ -217,6 +222,7 @@ def _create_crawl(body: dict[str, Any], workspace: Any, user: Any) -> dict[str, 
         tags=payload.tags,
         known_only=payload.known_only,
         token_budget=payload.token_budget,
+        refresh_every=payload.refresh_every,
         created_by=user,
     )
     return {**source_out(source), "documents": [], "unchanged": []}
@@ -308,14 +314,22 @@ def update_source(
 ) -> dict[str, Any]:
     """Fields left out stay as they are. A raised token_budget lets `extract` (or the
     extraction endpoint) continue where the budget stopped it."""
+    # `refresh_every` (crawls only; "1d", seconds, 0 or "off" for none) schedules re-crawls,
+    # the next due that long after the last run ended (described on its field: the summary
+    # and this docstring are the OpenAPI contract's, tests/api/test_openapi.py).
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
-    source = do_set_source_options(
-        source=source,
-        options=validate_source_options(
-            known_only=payload.known_only, token_budget=payload.token_budget
-        ),
+    options = validate_source_options(
+        known_only=payload.known_only, token_budget=payload.token_budget
     )
+    every = None
+    if payload.refresh_every is not None:
+        every = validate_refresh_every(payload.refresh_every)
+    # The schedule first: it is the one write that can still be refused (not a crawl).
+    if every is not None:
+        source = do_set_refresh_every(source=source, every=every)
+    if options:
+        source = do_set_source_options(source=source, options=options)
     return source_out(source)
 
 

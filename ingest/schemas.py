@@ -43,6 +43,11 @@ class CrawlSourceIn(Schema):
     token_budget: int | None = Field(
         None, ge=0, description="LLM tokens this source may spend; 0: the server default"
     )
+    refresh_every: int | str | None = Field(
+        None,
+        description="re-crawl on a schedule: seconds, or a duration like 30m, 6h, 1d or 2w "
+        "(at least CRAWL_REFRESH_MIN_SECONDS, 1h by default); 0 or off: no schedule",
+    )
 
 
 class SourceOptionsIn(Schema):
@@ -51,6 +56,11 @@ class SourceOptionsIn(Schema):
     )
     token_budget: int | None = Field(
         None, ge=0, description="LLM tokens this source may spend; 0: the server default"
+    )
+    refresh_every: int | str | None = Field(
+        None,
+        description="crawls only: re-crawl on a schedule: seconds, or a duration like 30m, 6h, 1d "
+        "or 2w (at least CRAWL_REFRESH_MIN_SECONDS, 1h by default); 0 or off: no schedule",
     )
 
 
@@ -70,12 +80,41 @@ class CrawlPageOut(Schema):
     fetched_at: datetime | None
     elapsed_ms: int | None
     document_id: int | None
+    run_change: str = Field(
+        "",
+        description="what the current (or last) round did to its document: added | changed | "
+        'unchanged | missing | removed; "" when nothing',
+    )
+    gone_at: datetime | None = Field(
+        None,
+        description="when it was first found gone (404/410, or no longer in the sitemap) "
+        "while it had a document; null when it answers",
+    )
 
 
 class FailedDocument(Schema):
     id: int
     path: str
     error: str
+
+
+class LastRunOut(Schema):
+    """A crawl's last finished round, as its pages recorded it."""
+
+    round: int = Field(..., description="the crawl's round: 1 is the first crawl")
+    scheduled: bool = Field(..., description="started by the schedule (refresh_every)")
+    status: str = Field(..., description="done | failed | cancelled")
+    started_at: datetime | None
+    finished_at: datetime | None
+    added: int = Field(..., description="pages whose document is new")
+    changed: int = Field(..., description="pages whose content changed: processed again")
+    unchanged: int = Field(..., description="pages unchanged (304, same bytes or lastmod): no work")
+    missing: int = Field(
+        ...,
+        description="pages gone (404/410, or no longer in the sitemap) whose document is kept "
+        "until the grace period (CRAWL_GONE_GRACE_SECONDS) ends",
+    )
+    removed: int = Field(..., description="pages gone past the grace period: document retired")
 
 
 class SourceOut(Schema):
@@ -91,7 +130,8 @@ class SourceOut(Schema):
         description="documents, done, failed, cancelled, pending, chunks, embedded; "
         "boilerplate_chunks and boilerplate_chars (text repeated across the source's "
         "documents: kept, never extracted or searched) and text_chars (the chunked text "
-        "they are a share of); for crawls pages_*",
+        "they are a share of); for crawls pages_*, among them what the current (or last) "
+        "round did: pages_added, pages_changed, pages_unchanged, pages_missing, pages_removed",
     )
     activity: dict[str, Any] = Field(
         default_factory=dict,
@@ -106,6 +146,15 @@ class SourceOut(Schema):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    refresh_every: int | None = Field(
+        None, description="crawls: seconds between scheduled re-crawls; null: none"
+    )
+    next_run_at: datetime | None = Field(
+        None, description="when the next scheduled re-crawl starts (null: none scheduled)"
+    )
+    last_run: LastRunOut | None = Field(
+        None, description="crawls: the last finished round and what it changed; null before"
+    )
 
     # Resolved from the source's settings, or taken as given when re-validating a dict.
     @staticmethod
@@ -119,6 +168,11 @@ class SourceOut(Schema):
         if isinstance(obj, dict):
             return obj.get("token_budget")
         return (obj.settings or {}).get("token_budget") or None
+
+    @staticmethod
+    def resolve_last_run(obj: Any) -> dict[str, Any] | None:
+        last_run = obj.get("last_run") if isinstance(obj, dict) else obj.last_run
+        return last_run or None
 
 
 class DuplicateDocument(Schema):
