@@ -186,6 +186,7 @@ def crawl(request: WorkspaceRequest) -> HttpResponse:
                 **form.crawl_request(),
                 name=data["name"],
                 tags=split_tags(data["tags"]),
+                refresh_every=data["refresh_every"],
                 created_by=request.user,
             )
         except DomainError as exc:
