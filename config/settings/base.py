@@ -174,7 +174,7 @@ UPKEEP_PRUNE_REPORT_EVERY = int(env_float("UPKEEP_PRUNE_REPORT_EVERY", 7 * 24 * 
 UPKEEP_AGENT_CALLS_EVERY = int(env_float("UPKEEP_AGENT_CALLS_EVERY", 24 * 3600))
 UPKEEP_VECTOR_INDEXES_EVERY = int(env_float("UPKEEP_VECTOR_INDEXES_EVERY", 3600))
 # How often the `recrawl` job looks for crawl sources whose refresh interval is due.
-UPKEEP_RECRAWL_EVERY = int(env_float("UPKEEP_RECRAWL_EVERY", 60))
+UPKEEP_RECRAWL_EVERY = int(env_float("UPKEEP_RECRAWL_EVERY", 300))
 # How often each worker looks for due jobs.
 UPKEEP_CHECK_SECONDS = env_float("GRAPHLOOM_UPKEEP_CHECK_SECONDS", 30.0)
 # Communities are recomputed when the active graph changed "enough" since the last map:
