@@ -1,7 +1,8 @@
 """A source's page: its progress, extraction, documents and their errors, a crawl's
-pages, and what it gave the graph (its entities and relations, most mentioned first, with
-links to the explorer and the entities page narrowed to it), with its actions (cancel,
-retry, re-ingest, delete).
+pages and runs (the last one's changes, the next scheduled one), and what it gave the graph
+(its entities and relations, most mentioned first, with links to the explorer and the
+entities page narrowed to it), with its actions (cancel, retry, re-ingest, delete, the
+re-crawl schedule).
 
 The page polls while the source runs and stops when it is done: a running source's body
 carries an htmx `every 2s` trigger, and a finished one is rendered without it, so the
@@ -21,23 +22,27 @@ from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from explorer.source_display import (
     POLL_SECONDS,
     counted,
+    crawl_schedule,
     extractor_text,
     page_number,
     source_progress,
 )
+from explorer.sources_forms import RefreshForm
 from explorer.workspace_pages import (
     WorkspaceRequest,
     workspace_page,
     workspace_query,
     workspace_url,
 )
-from ingest.actions.crawl import do_rerun_source
+from ingest.actions.crawl import do_rerun_source, do_set_refresh_every
 from ingest.actions.sources import do_cancel_source, do_request_source_deletion, do_retry_source
+from ingest.crawler.durations import format_duration
 from ingest.models import Document, Source
 from ingest.selectors import (
     get_documents,
@@ -84,6 +89,7 @@ def _detail_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]
         "running": running,
         "poll_seconds": POLL_SECONDS,
         "is_crawl": is_crawl,
+        "schedule": crawl_schedule(source) if is_crawl else None,
         "documents": documents,
         "pages": pages,
         "failed": get_failed_documents(source, limit=20),
@@ -168,13 +174,64 @@ def source_detail(request: WorkspaceRequest, source_id: int) -> HttpResponse:
     if target in _PANELS:
         context = {**_gave_links(request, source), **_PANELS[target](request, source)}
         return render(request, f"explorer/sources/detail.html#{target}", context)
-    context = {
+    return _detail_page(
+        request, source, _full_context(request, source), RefreshForm(every=source.refresh_every)
+    )
+
+
+def _full_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
+    """The whole page's context: progress and runs, and what the source gave."""
+    return {
         **_detail_context(request, source),
         **_gave_links(request, source),
         **_entities_context(request, source),
         **_relations_context(request, source),
     }
-    return render(request, "explorer/sources/detail.html", {**context, "nav": "sources"})
+
+
+def _detail_page(
+    request: WorkspaceRequest,
+    source: Source,
+    context: dict[str, Any],
+    refresh_form: RefreshForm,
+    *,
+    status: int = 200,
+) -> HttpResponse:
+    return render(
+        request,
+        "explorer/sources/detail.html",
+        {**context, "nav": "sources", "refresh_form": refresh_form},
+        status=status,
+    )
+
+
+@require_POST
+@workspace_page(role=Role.EDITOR)
+def schedule_source(request: WorkspaceRequest, source_id: int) -> HttpResponse:
+    """Set (or clear) a crawl's refresh interval; a refused one comes back as the page with
+    the problem next to the field."""
+    source = _source_or_404(request, source_id)
+    form = RefreshForm(request.POST)
+    if form.is_valid():
+        every = form.cleaned_data["refresh_every"]
+        try:
+            source = do_set_refresh_every(source=source, every=every)
+        except DomainError as exc:
+            if not source.is_crawl:  # no schedule form on its page: said as a message
+                messages.error(request, exc.message)
+                return redirect(workspace_url(request, "explorer:source_detail", source.pk))
+            form.add_error("refresh_every", exc.message.partition(": ")[2] or exc.message)
+        else:
+            if every and source.next_run_at is not None:
+                messages.success(
+                    request,
+                    f"Re-crawled every {format_duration(every)}; next run "
+                    f"{timezone.localtime(source.next_run_at):%Y-%m-%d %H:%M}.",
+                )
+            else:
+                messages.success(request, "No scheduled re-crawls.")
+            return redirect(workspace_url(request, "explorer:source_detail", source.pk))
+    return _detail_page(request, source, _full_context(request, source), form, status=422)
 
 
 def _run_action(request: WorkspaceRequest, source_id: int, act: Any) -> HttpResponse:
@@ -249,5 +306,6 @@ urlpatterns: list[URLPattern] = [
     path("sources/<int:source_id>/cancel/", cancel_source, name="source_cancel"),
     path("sources/<int:source_id>/retry/", retry_source, name="source_retry"),
     path("sources/<int:source_id>/reingest/", reingest_source, name="source_reingest"),
+    path("sources/<int:source_id>/schedule/", schedule_source, name="source_schedule"),
     path("sources/<int:source_id>/delete/", delete_source, name="source_delete"),
 ]

@@ -6,10 +6,12 @@ which extractor worked on it, and how often a page polls while it runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.http import HttpRequest
 
+from ingest.crawler.durations import format_duration
 from ingest.models import Source, SourceStatus
 from knowledge.models import SourceExtraction
 
@@ -97,3 +99,58 @@ def page_number(request: HttpRequest, name: str) -> str:
     """The page of a paged list the query's `name` asks for; "1" unless it is a number."""
     value = request.GET.get(name, "1")
     return value if value.isdigit() else "1"
+
+
+@dataclass(frozen=True, slots=True)
+class LastRun:
+    """A crawl's last finished round as the page shows it (`Source.last_run`)."""
+
+    round: int
+    scheduled: bool
+    status: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    added: int
+    changed: int
+    unchanged: int
+    missing: int
+    removed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A crawl's runs: its refresh interval ("1d", "" for none), the next scheduled run and
+    the last finished one (None before the first ends)."""
+
+    every: str
+    next_run_at: datetime | None
+    last_run: LastRun | None
+
+
+_CHANGES = ("added", "changed", "unchanged", "missing", "removed")
+
+
+def _moment(value: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+def crawl_schedule(source: Source) -> Schedule:
+    last = source.last_run or {}
+    last_run = None
+    if last:
+        last_run = LastRun(
+            round=int(last.get("round", 1)),
+            scheduled=bool(last.get("scheduled")),
+            status=str(last.get("status", "")),
+            started_at=_moment(last.get("started_at")),
+            finished_at=_moment(last.get("finished_at")),
+            **{k: int(last.get(k, 0)) for k in _CHANGES},
+        )
+    return Schedule(
+        every=format_duration(source.refresh_every) if source.refresh_every else "",
+        next_run_at=source.next_run_at if source.refresh_every else None,
+        last_run=last_run,
+    )

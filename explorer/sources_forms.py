@@ -21,7 +21,13 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from explorer.forms import FocusFirstProblemMixin
-from ingest.actions.crawl import CrawlRequest, CrawlSettings, validate_crawl_settings
+from ingest.actions.crawl import (
+    CrawlRequest,
+    CrawlSettings,
+    validate_crawl_settings,
+    validate_refresh_every,
+)
+from ingest.crawler.durations import format_duration
 from ingest.models import SourceKind, SourceStatus
 from ingest.parsers import detect_upload_format
 from ingest.parsers.base import ParseError, UnsupportedFormat
@@ -48,6 +54,43 @@ def split_lines(text: str) -> list[str]:
 
 def split_tags(text: str) -> list[str]:
     return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+def _refresh_field() -> forms.CharField:
+    return forms.CharField(
+        required=False,
+        max_length=40,
+        label="Re-crawl every",
+        help_text="30m, 6h, 1d or 2w; empty: no schedule. Counted from the end of each run.",
+        widget=forms.TextInput(attrs={"placeholder": "1d", "spellcheck": "false"}),
+    )
+
+
+def _clean_refresh(value: str) -> int:
+    """Seconds between re-crawls, 0 for none, as `validate_refresh_every` judges them."""
+    if not value.strip():
+        return 0
+    try:
+        return validate_refresh_every(value)
+    except InvalidInput as exc:
+        _, _, message = exc.message.partition(": ")
+        raise forms.ValidationError(message[:1].upper() + message[1:]) from None
+
+
+class RefreshForm(FocusFirstProblemMixin):
+    """A crawl's schedule on its page: the interval between re-crawls, or none."""
+
+    autofocus_first_field = False
+
+    refresh_every = _refresh_field()
+
+    def __init__(self, *args: Any, every: int | None = None, **kwargs: Any) -> None:
+        if every and not args and "data" not in kwargs:
+            kwargs.setdefault("initial", {"refresh_every": format_duration(every)})
+        super().__init__(*args, **kwargs)
+
+    def clean_refresh_every(self) -> int:
+        return _clean_refresh(self.cleaned_data.get("refresh_every") or "")
 
 
 class CrawlForm(FocusFirstProblemMixin):
@@ -125,6 +168,7 @@ class CrawlForm(FocusFirstProblemMixin):
     tags = forms.CharField(
         required=False, max_length=500, label="Tags", help_text="Comma-separated."
     )
+    refresh_every = _refresh_field()
 
     crawl_settings: CrawlSettings | None = None
 
@@ -134,6 +178,9 @@ class CrawlForm(FocusFirstProblemMixin):
         limit = settings.CRAWL_ADMIN_ONLY_ABOVE_PAGES
         self.fields["max_pages"].help_text += f" Above {limit:,}, admins only."
         self.fields["rate"].help_text += " Rate 0: admins only."
+
+    def clean_refresh_every(self) -> int:
+        return _clean_refresh(self.cleaned_data.get("refresh_every") or "")
 
     # validate_crawl_settings names the field at fault first ("field: problem") and stops
     # at the first problem; a field already found at fault is replaced by a harmless value

@@ -243,6 +243,7 @@ def crawl(request: WorkspaceRequest) -> HttpResponse:
                 tags=split_tags(data["tags"]),
                 known_only=True if data["known_only"] else None,
                 topic=data["topic"] or None,
+                refresh_every=data["refresh_every"],
                 created_by=request.user,
                 role=request.membership.role,
             )

@@ -52,6 +52,7 @@ class SourceAdmin(ReadMostlyAdmin):
     readonly_fields = (
         "workspace", "kind", "name", "origin", "tags", "settings", "status", "stage",
         "counters", "error", "warning", "created_by", "created_at", "started_at", "finished_at",
+        "refresh_every", "next_run_at", "last_run",
     )  # fmt: skip
     inlines = [DocumentInline]
     actions = ["cancel", "retry", "reingest", "delete_sources"]

@@ -14,7 +14,12 @@ from ninja import Router, Schema, Status
 from ninja.pagination import LimitOffsetPagination, paginate
 from pydantic import ValidationError as PydanticValidationError
 
-from ingest.actions.crawl import do_create_crawl, do_rerun_source
+from ingest.actions.crawl import (
+    do_create_crawl,
+    do_rerun_source,
+    do_set_refresh_every,
+    validate_refresh_every,
+)
 from ingest.actions.sources import (
     do_add_files,
     do_cancel_source,
@@ -268,6 +273,7 @@ def _create_crawl(body: dict[str, Any], workspace: Any, user: Any, role: str) ->
         known_only=payload.known_only,
         token_budget=payload.token_budget,
         topic=payload.topic,
+        refresh_every=payload.refresh_every,
         created_by=user,
         role=role,
     )
@@ -366,14 +372,22 @@ def update_source(
     extraction endpoint) continue where the budget stopped it."""
     # Also `topic` (issue 41), for the documents extracted from then on (docs/api.md); the
     # description above is the OpenAPI document's, which clients read as it was.
+    # `refresh_every` (crawls only; "1d", seconds, 0 or "off" for none) schedules re-crawls,
+    # the next due that long after the last run ended (described on its field: the summary
+    # and this docstring are the OpenAPI contract's, tests/api/test_openapi.py).
     membership = get_workspace_access(request, slug, role=Role.EDITOR)
     source = get_source_for_workspace(membership.workspace, source_id)
-    source = do_set_source_options(
-        source=source,
-        options=validate_source_options(
-            known_only=payload.known_only, token_budget=payload.token_budget, topic=payload.topic
-        ),
+    options = validate_source_options(
+        known_only=payload.known_only, token_budget=payload.token_budget, topic=payload.topic
     )
+    every = None
+    if payload.refresh_every is not None:
+        every = validate_refresh_every(payload.refresh_every)
+    # The schedule first: it is the one write that can still be refused (not a crawl).
+    if every is not None:
+        source = do_set_refresh_every(source=source, every=every)
+    if options or every is None:
+        source = do_set_source_options(source=source, options=options)
     return source_out(source)
 
 

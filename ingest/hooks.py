@@ -5,9 +5,10 @@ lower app loads lazily, never importing ingest.
 - WORKSPACE_DELETION_HOOKS: `purge_workspace`, the app's rows and blobs when a workspace
   is deleted (workspaces/actions/workspaces.py).
 - UPKEEP_JOBS (system/upkeep.py): `requeue_stranded_work` (`stranded_work`: no source's
-  work is left waiting with nothing queued to do it) and `maintain_vector_indexes`
+  work is left waiting with nothing queued to do it), `maintain_vector_indexes`
   (`vector_indexes`, run by knowledge's job for both tables: workspaces large enough get
-  vector indexes of their own).
+  vector indexes of their own) and `queue_due_recrawls` (`recrawl`: crawl sources whose
+  refresh interval is due start a new round).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from django.conf import settings
 
 from ingest import blobs
+from ingest.actions.crawl import do_queue_due_recrawls
 from ingest.actions.slices import do_requeue_stranded_work
 from ingest.actions.vector_indexes import (
     do_create_workspace_vector_index,
@@ -78,6 +80,19 @@ def requeue_stranded_work() -> JobOutcome:
         f"queued again the waiting work of {len(requeued)} source(s) ({documents} document(s))",
         {"sources": {str(pk): count for pk, count in requeued.items()}},
     )
+
+
+def queue_due_recrawls() -> JobOutcome:
+    """Start a new round of each crawl source whose refresh interval is due (`refresh_every`,
+    `next_run_at`; ingest/actions/crawl/schedule.py): its crawl task takes its turn in the
+    queue like any other. Each due source is claimed by one caller only, so two runs of
+    this job at once (two workers) start it once; a source still running is not due."""
+    queued = do_queue_due_recrawls()
+    details = {"started": queued.started, "refused": {str(k): v for k, v in queued.refused.items()}}
+    message = f"{len(queued.started)} scheduled re-crawl(s) started"
+    if queued.refused:
+        message += f", {len(queued.refused)} refused"
+    return JobOutcome.ok(message, details)
 
 
 def maintain_vector_indexes(tables: Sequence[VectorTable] = (CHUNK_VECTORS,)) -> JobOutcome:

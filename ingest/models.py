@@ -176,10 +176,28 @@ class Source(WorkspaceScopedModel):
     # document, done and total of its unit (chunks, windows), and when (ingest/actions/
     # activity.py). Empty when no slice runs.
     activity = models.JSONField(default=dict, blank=True)
+    # Scheduled re-crawls (crawl kinds only; ingest/actions/crawl/schedule.py): the interval
+    # in seconds (null: never by itself), and when the workers' `recrawl` job starts the
+    # next round (the end of the last run plus the interval).
+    refresh_every = models.PositiveIntegerField(null=True, blank=True)
+    next_run_at = models.DateTimeField(null=True, blank=True)
+    # The last finished round of a crawl, from its pages (do_refresh_source_progress):
+    # round, started_at, finished_at, status, scheduled, and the pages it added, changed,
+    # left unchanged, removed (documents retired) and found missing (gone, kept for the
+    # grace period). Empty before the first round ends and for other kinds.
+    last_run = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["workspace", "-created_at"])]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"]),
+            # The `recrawl` job's look for due sources.
+            models.Index(
+                fields=["next_run_at"],
+                name="source_next_run",
+                condition=models.Q(next_run_at__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -401,6 +419,18 @@ class CrawlPageStatus(models.TextChoices):
     INGESTED = "ingested", "Ingested"
 
 
+class PageChange(models.TextChoices):
+    """What the crawl's current (or last) round did to a page's document."""
+
+    ADDED = "added", "Added"
+    CHANGED = "changed", "Changed"
+    UNCHANGED = "unchanged", "Unchanged"
+    # Gone (404/410, or no longer in the sitemap), its document kept for the grace period.
+    MISSING = "missing", "Missing"
+    # Gone past the grace period: its document (and its evidence) retired.
+    REMOVED = "removed", "Removed"
+
+
 class CrawlPage(WorkspaceScopedModel):
     """One URL of a crawl: the persistent frontier, and the record of what happened to it.
 
@@ -436,6 +466,12 @@ class CrawlPage(WorkspaceScopedModel):
     document = models.ForeignKey(
         Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # When a page with a document was first found gone (404/410, or no longer listed in
+    # sitemap mode); its document is retired once CRAWL_GONE_GRACE_SECONDS have passed and
+    # it is still gone. Cleared when it answers again.
+    gone_at = models.DateTimeField(null=True, blank=True)
+    # What this round did to the page's document (PageChange); "" when nothing (yet).
+    run_change = models.CharField(max_length=16, choices=PageChange.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

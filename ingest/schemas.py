@@ -52,6 +52,11 @@ class CrawlSourceIn(Schema):
         "embedding is not near it (CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, "
         "counted as off_topic; '' removes it",
     )
+    refresh_every: int | str | None = Field(
+        None,
+        description="re-crawl on a schedule: seconds, or a duration like 30m, 6h, 1d or 2w "
+        "(at least CRAWL_REFRESH_MIN_SECONDS, 1h by default); 0 or off: no schedule",
+    )
 
 
 class SourceOptionsIn(Schema):
@@ -67,6 +72,11 @@ class SourceOptionsIn(Schema):
         description="what the source is about, in words or a sentence: documents whose "
         "embedding is not near it (CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, "
         "counted as off_topic; '' removes it",
+    )
+    refresh_every: int | str | None = Field(
+        None,
+        description="crawls only: re-crawl on a schedule: seconds, or a duration like 30m, 6h, 1d "
+        "or 2w (at least CRAWL_REFRESH_MIN_SECONDS, 1h by default); 0 or off: no schedule",
     )
 
 
@@ -86,12 +96,41 @@ class CrawlPageOut(Schema):
     fetched_at: datetime | None
     elapsed_ms: int | None
     document_id: int | None
+    run_change: str = Field(
+        "",
+        description="what the current (or last) round did to its document: added | changed | "
+        'unchanged | missing | removed; "" when nothing',
+    )
+    gone_at: datetime | None = Field(
+        None,
+        description="when it was first found gone (404/410, or no longer in the sitemap) "
+        "while it had a document; null when it answers",
+    )
 
 
 class FailedDocument(Schema):
     id: int
     path: str
     error: str
+
+
+class LastRunOut(Schema):
+    """A crawl's last finished round, as its pages recorded it."""
+
+    round: int = Field(..., description="the crawl's round: 1 is the first crawl")
+    scheduled: bool = Field(..., description="started by the schedule (refresh_every)")
+    status: str = Field(..., description="done | failed | cancelled")
+    started_at: datetime | None
+    finished_at: datetime | None
+    added: int = Field(..., description="pages whose document is new")
+    changed: int = Field(..., description="pages whose content changed: processed again")
+    unchanged: int = Field(..., description="pages unchanged (304, same bytes or lastmod): no work")
+    missing: int = Field(
+        ...,
+        description="pages gone (404/410, or no longer in the sitemap) whose document is kept "
+        "until the grace period (CRAWL_GONE_GRACE_SECONDS) ends",
+    )
+    removed: int = Field(..., description="pages gone past the grace period: document retired")
 
 
 class SourceOut(Schema):
@@ -108,7 +147,8 @@ class SourceOut(Schema):
         "off_topic (documents kept but not extracted: not about the source's topic); "
         "boilerplate_chunks and boilerplate_chars (text repeated across the source's "
         "documents: kept, never extracted or searched) and text_chars (the chunked text "
-        "they are a share of); for crawls pages_*",
+        "they are a share of); for crawls pages_*, among them what the current (or last) "
+        "round did: pages_added, pages_changed, pages_unchanged, pages_missing, pages_removed",
     )
     activity: dict[str, Any] = Field(
         default_factory=dict,
@@ -158,6 +198,15 @@ class SourceOut(Schema):
     @staticmethod
     def resolve_updated_at(obj: Any) -> datetime | None:
         return obj.get("updated_at") if isinstance(obj, dict) else figures_of(obj).updated_at
+    refresh_every: int | None = Field(
+        None, description="crawls: seconds between scheduled re-crawls; null: none"
+    )
+    next_run_at: datetime | None = Field(
+        None, description="when the next scheduled re-crawl starts (null: none scheduled)"
+    )
+    last_run: LastRunOut | None = Field(
+        None, description="crawls: the last finished round and what it changed; null before"
+    )
 
     # Resolved from the source's settings, or taken as given when re-validating a dict.
     @staticmethod
@@ -178,6 +227,11 @@ class SourceOut(Schema):
             return str(obj.get("topic") or "")
         topic = (obj.settings or {}).get("topic")
         return topic if isinstance(topic, str) else ""
+
+    @staticmethod
+    def resolve_last_run(obj: Any) -> dict[str, Any] | None:
+        last_run = obj.get("last_run") if isinstance(obj, dict) else obj.last_run
+        return last_run or None
 
 
 class DuplicateDocument(Schema):

@@ -173,6 +173,8 @@ UPKEEP_STRANDED_AFTER = int(env_float("UPKEEP_STRANDED_AFTER", 300))
 UPKEEP_PRUNE_REPORT_EVERY = int(env_float("UPKEEP_PRUNE_REPORT_EVERY", 7 * 24 * 3600))
 UPKEEP_AGENT_CALLS_EVERY = int(env_float("UPKEEP_AGENT_CALLS_EVERY", 24 * 3600))
 UPKEEP_VECTOR_INDEXES_EVERY = int(env_float("UPKEEP_VECTOR_INDEXES_EVERY", 3600))
+# How often the `recrawl` job looks for crawl sources whose refresh interval is due.
+UPKEEP_RECRAWL_EVERY = int(env_float("UPKEEP_RECRAWL_EVERY", 300))
 # How often each worker looks for due jobs.
 UPKEEP_CHECK_SECONDS = env_float("GRAPHLOOM_UPKEEP_CHECK_SECONDS", 30.0)
 # Communities are recomputed when the active graph changed "enough" since the last map:
@@ -205,6 +207,7 @@ UPKEEP_JOBS = {
         "run": "knowledge.hooks.maintain_vector_indexes",
         "every": UPKEEP_VECTOR_INDEXES_EVERY,
     },
+    "recrawl": {"run": "ingest.hooks.queue_due_recrawls", "every": UPKEEP_RECRAWL_EVERY},
 }
 
 # --- Models and LLM (reported by /api/v1/health; used from the Ingestion issue on) --------
@@ -511,6 +514,12 @@ CRAWL_MAX_URL_LENGTH = int(env_float("GRAPHLOOM_CRAWL_MAX_URL_LENGTH", 2048))
 CRAWL_MAX_QUERY_VARIANTS = int(env_float("GRAPHLOOM_CRAWL_MAX_QUERY_VARIANTS", 20))
 CRAWL_MAX_RETRY_AFTER_SECONDS = env_float("GRAPHLOOM_CRAWL_MAX_RETRY_AFTER_SECONDS", 300)
 CRAWL_KEEP_GONE_PAGES = env_bool("GRAPHLOOM_CRAWL_KEEP_GONE_PAGES", False)
+# A page with a document that is gone (404/410, or no longer listed in sitemap mode) is
+# marked and keeps its document (and evidence) this long; the first crawl after that which
+# still finds it gone retires them. 0: retired at once.
+CRAWL_GONE_GRACE_SECONDS = int(env_float("GRAPHLOOM_CRAWL_GONE_GRACE_SECONDS", 7 * 24 * 3600))
+# The shortest refresh interval a source may be given (`refresh_every`, `crawl --every`).
+CRAWL_REFRESH_MIN_SECONDS = int(env_float("GRAPHLOOM_CRAWL_REFRESH_MIN_SECONDS", 3600))
 # CIDR ranges the crawler may reach although they are private/loopback (intranets, tests).
 CRAWL_ALLOWED_NETWORKS = env_list("GRAPHLOOM_CRAWL_ALLOWED_NETWORKS", [])
 # The relevance filter of a source with a `topic` (`crawl --topic`, the crawl form, the

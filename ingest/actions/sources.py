@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.db import transaction
@@ -25,6 +25,7 @@ from ingest.models import (
     Document,
     DocumentStatus,
     PublishedSource,
+    PageChange,
     Source,
     SourceKind,
     SourceStatus,
@@ -148,6 +149,7 @@ def do_set_source_options(*, source: Source, options: dict[str, object]) -> Sour
 class AddedDocument:
     document: Document
     changed: bool  # False: same path, same bytes, already processed — nothing to do
+    created: bool = False  # a new document at that path (not a new version of one)
 
 
 def do_add_file(
@@ -203,7 +205,7 @@ def do_add_file(
                 "published_source",
             ),
         )  # fmt: skip
-    return AddedDocument(document=document, changed=True)
+    return AddedDocument(document=document, changed=True, created=created)
 
 
 def do_add_text(*, source: Source, title: str, text: str) -> AddedDocument:
@@ -473,13 +475,36 @@ def do_refresh_source_progress(*, source_id: int) -> Source | None:
             source.stage = "done"
             source.finished_at = timezone.now()
             fields += ["status", "error", "stage", "finished_at"]
+            if source.refresh_every:
+                # Scheduled re-crawls count from the end of the last run, whoever started it.
+                source.next_run_at = source.finished_at + timedelta(seconds=source.refresh_every)
+                fields.append("next_run_at")
+        if source.is_crawl and not source.is_active:
+            source.last_run = _last_run(source, pages)
+            fields.append("last_run")
         source.save(update_fields=fields)
     return source
 
 
+def _last_run(source: Source, pages: dict[str, int]) -> dict[str, object]:
+    """The crawl's last round as its pages recorded it (CrawlPage.run_change): read again
+    while the source is finished, kept as it was while the next round runs."""
+    settings = source.settings or {}
+    return {
+        "round": int(settings.get("round", 1)),
+        "scheduled": bool(settings.get("scheduled", False)),
+        "status": str(source.status),
+        "started_at": source.started_at.isoformat() if source.started_at else None,
+        "finished_at": source.finished_at.isoformat() if source.finished_at else None,
+        **{change: pages.get(f"pages_{change}", 0) for change in PageChange.values},
+    }
+
+
 def _page_counters(source: Source) -> dict[str, int]:
     """Crawl progress from the frontier rows: discovered, fetched, skipped (by robots.txt and
-    otherwise), failed, ingested, and still queued."""
+    otherwise), failed, ingested, and still queued; and what the round did to the pages'
+    documents: added, changed, unchanged, missing (gone, kept for the grace period),
+    removed."""
     counts = CrawlPage.objects.filter(source=source).aggregate(
         discovered=Count("pk"),
         fetched=Count("pk", filter=Q(http_status__isnull=False)),
@@ -490,5 +515,7 @@ def _page_counters(source: Source) -> dict[str, int]:
         failed=Count("pk", filter=Q(status=CrawlPageStatus.FAILED)),
         ingested=Count("pk", filter=Q(status=CrawlPageStatus.INGESTED)),
         queued=Count("pk", filter=Q(status__in=[CrawlPageStatus.QUEUED, CrawlPageStatus.FETCHING])),
+        # What this round did to the pages' documents (ingest/actions/crawl/).
+        **{change: Count("pk", filter=Q(run_change=change)) for change in PageChange.values},
     )
     return {f"pages_{key}": value for key, value in counts.items()}

@@ -113,6 +113,14 @@ ADDED_PROPERTIES["WindowsOut"] = {"skipped_unknown"}
 ADDED_PATHS |= {"/api/v1/workspaces/{slug}/llm-budget"}
 ADDED_COMPONENTS |= {"LlmBudgetOut", "LlmBudgetIn", "PausedSourceOut"}
 
+# Scheduled re-crawls (issue 41): a crawl's refresh interval, its next and last run, and
+# what the round did to each page.
+for _schema in ("SourceOut", "SourceCreated", "SourceDetailOut"):
+    ADDED_PROPERTIES.setdefault(_schema, set()).update({"refresh_every", "next_run_at", "last_run"})
+ADDED_PROPERTIES["SourceOptionsIn"] = {"refresh_every"}
+ADDED_PROPERTIES["CrawlPageOut"] = {"run_change", "gone_at"}
+ADDED_COMPONENTS |= {"LastRunOut"}
+
 
 def current_document() -> dict[str, Any]:
     schema = api.get_openapi_schema(path_prefix="/api/v1/")

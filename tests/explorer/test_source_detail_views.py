@@ -4,15 +4,22 @@ retry, re-ingest, delete), through Django's test client."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django_tasks_db.models import DBTaskResult
 
-from ingest.actions.crawl import do_create_crawl_source, validate_crawl_settings
-from ingest.actions.sources import do_delete_source
+from ingest.actions.crawl import (
+    do_create_crawl_source,
+    do_set_refresh_every,
+    validate_crawl_settings,
+)
+from ingest.actions.sources import do_delete_source, do_refresh_source_progress
 from ingest.models import CrawlPage, Document, Source
 from knowledge.models import SourceExtraction
 from tests.explorer.sources_data import HOSTILE, MARKDOWN, make_upload, media_root  # noqa: F401
 from tests.support import signed_in
+from workspaces.models import Role
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +140,64 @@ def test_deleting_a_source_asks_for_confirmation_first(alice, django_capture_on_
     assert len(tasks_named("delete_source")) == 1
     do_delete_source(source_id=source.pk)  # what the worker's task does
     assert client.get(f"/sources/{source.pk}/").status_code == 404
+
+
+def test_a_crawl_s_page_shows_its_last_and_next_run_and_sets_its_schedule(alice, make_member):
+    crawl = do_create_crawl_source(
+        workspace=alice.workspace,
+        crawl=validate_crawl_settings(url="https://harbour.example/", mode="recursive"),
+    )
+    CrawlPage.objects.filter(source=crawl).update(status="ingested", run_change="added")
+    for path, change in [("/a", "changed"), ("/b", "unchanged"), ("/c", "unchanged")]:
+        CrawlPage.objects.create(
+            workspace=alice.workspace, source=crawl, url=f"https://harbour.example{path}",
+            url_hash=path, status="ingested", run_change=change,
+        )  # fmt: skip
+    CrawlPage.objects.create(
+        workspace=alice.workspace, source=crawl, url="https://harbour.example/d",
+        url_hash="/d", status="failed", run_change="removed", reason="HTTP 410: gone",
+    )  # fmt: skip
+    Source.objects.filter(pk=crawl.pk).update(status="running")
+    do_refresh_source_progress(source_id=crawl.pk)  # the run ends: its changes are recorded
+    do_set_refresh_every(source=crawl, every=24 * 3600)
+    client = signed_in(alice)
+    url = f"/sources/{crawl.pk}/schedule/?ws=acme"
+
+    page = client.get(f"/sources/{crawl.pk}/?ws=acme").content.decode()
+    assert 'id="schedule-form"' in page
+    assert 'value="1d"' in page
+    for shown in ("1 added", "1 changed", "1 removed", "2 unchanged", "(every 1d)"):
+        assert shown in page, shown
+    assert "data-run-missing" not in page
+
+    refused = client.post(url, {"refresh_every": "10m"})
+    assert refused.status_code == 422
+    form = refused.content.decode()
+    assert "At least 1h between re-crawls" in form
+    assert 'aria-invalid="true"' in form
+    assert Source.objects.get(pk=crawl.pk).refresh_every == 24 * 3600
+
+    saved = client.post(url, {"refresh_every": "2w"})
+    assert saved.status_code == 302
+    assert saved["Location"] == f"/sources/{crawl.pk}/?ws=acme"
+    crawl.refresh_from_db()
+    assert crawl.refresh_every == 14 * 24 * 3600
+    assert crawl.next_run_at is not None and crawl.finished_at is not None
+    assert crawl.next_run_at == crawl.finished_at + timedelta(weeks=2)
+    assert "Re-crawled every 2w; next run" in client.get(saved["Location"]).content.decode()
+
+    client.post(url, {"refresh_every": ""})
+    crawl.refresh_from_db()
+    assert (crawl.refresh_every, crawl.next_run_at) == (None, None)
+    assert "not scheduled" in client.get(f"/sources/{crawl.pk}/?ws=acme").content.decode()
+
+    viewer = signed_in(make_member("vera", workspace="acme", role=Role.VIEWER))
+    seen = viewer.get(f"/sources/{crawl.pk}/?ws=acme").content.decode()
+    assert 'id="schedule-form"' not in seen
+    assert "Not re-crawled on a schedule." in seen
+    assert viewer.post(url, {"refresh_every": "1d"}).status_code == 403
+    upload = make_upload(alice, ("notes.md", MARKDOWN))
+    assert 'id="schedule"' not in client.get(f"/sources/{upload.pk}/").content.decode()
+    refused = client.post(f"/sources/{upload.pk}/schedule/", {"refresh_every": "1d"}, follow=True)
+    assert "only crawls (url, sitemap, crawl) can be re-crawled" in refused.content.decode()
+    assert Source.objects.get(pk=upload.pk).refresh_every is None

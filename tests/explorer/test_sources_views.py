@@ -238,6 +238,8 @@ def test_an_upload_without_javascript_redirects_or_shows_the_problems(alice):
         ({"rate": "-1"}, "rate", "greater than or equal to 0"),
         ({"allow": "^/docs/\n("}, "allow", "is not a valid regular expression"),
         ({"deny": "[unclosed"}, "deny", "is not a valid regular expression"),
+        ({"refresh_every": "10m"}, "refresh_every", "At least 1h between re-crawls"),
+        ({"refresh_every": "soon"}, "refresh_every", "Expected a duration like 30m, 6h, 1d or 2w"),
     ],
 )
 def test_the_crawl_form_puts_each_problem_next_to_its_field(alice, change, field, message):
@@ -289,6 +291,7 @@ def test_a_valid_crawl_creates_the_source_and_opens_its_page(
         "use_llms_txt": "on",
         "name": "Docs site",
         "tags": "docs",
+        "refresh_every": "1d",
     }
     with django_capture_on_commit_callbacks(execute=True):
         response = signed_in(alice).post(
@@ -304,6 +307,7 @@ def test_a_valid_crawl_creates_the_source_and_opens_its_page(
     assert source.settings["allow"] == ["^http://127\\.0\\.0\\.1:9/docs/"]
     assert source.settings["deny"] == ["\\.pdf$"]
     assert source.settings["include_subdomains"] is False
+    assert source.refresh_every == 24 * 3600
     assert list(CrawlPage.objects.filter(source=source).values_list("url", "via")) == [
         ("http://127.0.0.1:9/docs/", "seed")
     ]

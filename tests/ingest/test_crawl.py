@@ -210,6 +210,8 @@ def test_a_permitted_site_redirecting_to_a_private_address_is_refused(
 def test_recrawl_sends_conditional_requests_and_only_changed_pages_do_work(
     alice, site, crawl_settings, embedder
 ):
+    # A gone page's document goes at once here; the grace period: tests/knowledge/test_recrawl.py.
+    crawl_settings.CRAWL_GONE_GRACE_SECONDS = 0
     source = crawl(alice.workspace, site.url("/"), max_depth=1, rate=0)
     documents = set(Document.objects.filter(source=source).values_list("pk", "content_hash"))
     about = Document.objects.get(source=source, path=site.url("/about"))

@@ -239,6 +239,7 @@ def test_mirror_pages_of_one_crawl_and_an_overlapping_crawl_count_once(alice, se
     from ingest.actions.pipeline import do_process_documents
 
     settings.CRAWL_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    settings.CRAWL_GONE_GRACE_SECONDS = 0  # a gone page's document goes at its first 410
     article = html_page("Harbour report", [REPORT.decode().split("\n\n", 1)[1]])
     with CrawlSite(crawl_delay=None) as site:
         site.pages = {

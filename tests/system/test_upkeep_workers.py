@@ -108,8 +108,10 @@ def test_with_two_workers_each_due_job_runs_exactly_once():
         "stranded_work": "ok",
         "agent_calls": "ok",
         "vector_indexes": "ok",
+        "recrawl": "ok",
     }
     assert runs["stranded_work"].last_message == "no waiting work without a task"
+    assert runs["recrawl"].last_message == "0 scheduled re-crawl(s) started"
     # The large workspace got indexes of its own, built CONCURRENTLY by a real worker.
     assert {
         f"chunk_embedding_hnsw_384_ws{large.pk}",

@@ -22,11 +22,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from ingest.actions.crawl.gone import mark_alive, page_gone
 from ingest.actions.crawl.pages import add_pages, finish_page, url_hash
 from ingest.actions.crawl.request import CrawlSettings
 from ingest.actions.crawl.run import CrawlRun, PoliteFetcher, crawl_policy
 from ingest.actions.crawl.seed import seed
-from ingest.actions.sources import do_add_file, do_delete_document, do_refresh_source_progress
+from ingest.actions.sources import do_add_file, do_refresh_source_progress
 from ingest.crawler.fetch import Fetcher, FetchError, FetchResult
 from ingest.crawler.policy import Action, Outcome, PageFetch
 from ingest.crawler.ratelimit import HostRateLimiter
@@ -40,6 +41,7 @@ from ingest.models import (
     Document,
     DocumentStatus,
     PublishedSource,
+    PageChange,
     Source,
     SourceStatus,
 )
@@ -227,7 +229,7 @@ def _perform(crawl: CrawlRun, page: CrawlPage, fetch: PageFetch, decided: Outcom
             page.not_before = timezone.now() + timedelta(seconds=decided.delay)
             finish_page(page, CrawlPageStatus.QUEUED, decided.reason)
         case Action.GONE:
-            _gone(crawl, page)
+            page_gone(page, status=CrawlPageStatus.FAILED, reason=f"HTTP {page.http_status}")
         case Action.CANONICAL:
             add_pages(crawl.source, [(decided.url, page.depth, "canonical", None)])
             finish_page(page, CrawlPageStatus.SKIPPED, decided.reason)
@@ -235,13 +237,17 @@ def _perform(crawl: CrawlRun, page: CrawlPage, fetch: PageFetch, decided: Outcom
             if decided.discover:
                 _discover(crawl, page, fetch.links.links)
             _ingest(crawl, page, fetch.response, url=decided.url)
-        case Action.KEEP | Action.FAIL | Action.SKIP:
+        case Action.KEEP:
+            mark_alive(page)
+            page.run_change = PageChange.UNCHANGED if page.document_id else ""
+            finish_page(page, CrawlPageStatus.INGESTED, decided.reason)
+        case Action.FAIL | Action.SKIP:
+            page.run_change = ""
             finish_page(page, _PAGE_STATUS[decided.action], decided.reason)
 
 
 # What the page's row says for the outcomes that only record a reason.
 _PAGE_STATUS = {
-    Action.KEEP: CrawlPageStatus.INGESTED,
     Action.FAIL: CrawlPageStatus.FAILED,
     Action.SKIP: CrawlPageStatus.SKIPPED,
 }
@@ -285,9 +291,13 @@ def _query_variants(source: Source, key: str) -> int:
 
 
 def _ingest(crawl: CrawlRun, page: CrawlPage, result: FetchResult, *, url: str) -> None:
+    """Store the page's content as its document; the same bytes as last time do nothing
+    (no parse, embedding or extraction), other bytes go through the delta path."""
     digest = hashlib.sha256(result.content).hexdigest()
     document = page.document
+    mark_alive(page)
     if document is not None and digest == page.content_hash and document.content_hash == digest:
+        page.run_change = PageChange.UNCHANGED
         finish_page(page, CrawlPageStatus.INGESTED, "unchanged")
         return
     added = do_add_file(
@@ -301,20 +311,14 @@ def _ingest(crawl: CrawlRun, page: CrawlPage, result: FetchResult, *, url: str) 
     page.content_hash = digest
     if added.changed:
         crawl.new_documents.append(added.document.pk)
+    page.run_change = (
+        PageChange.ADDED
+        if added.created
+        else PageChange.CHANGED
+        if added.changed
+        else PageChange.UNCHANGED
+    )
     finish_page(page, CrawlPageStatus.INGESTED, "")
-
-
-def _gone(crawl: CrawlRun, page: CrawlPage) -> None:
-    """404/410: the page is gone; its document goes too unless CRAWL_KEEP_GONE_PAGES."""
-    status = page.http_status
-    if page.document_id and not settings.CRAWL_KEEP_GONE_PAGES:
-        document = Document.objects.filter(pk=page.document_id).first()
-        if document is not None:
-            do_delete_document(document=document)
-        page.document = None
-        finish_page(page, CrawlPageStatus.FAILED, f"HTTP {status}: gone; its document was removed")
-        return
-    finish_page(page, CrawlPageStatus.FAILED, f"HTTP {status}")
 
 
 def _flush_documents(crawl: CrawlRun) -> None:

@@ -11,6 +11,7 @@ from typing import Any, Required, TypedDict, Unpack
 
 from django.conf import settings
 
+from ingest.crawler.durations import DurationError, format_duration, parse_duration
 from ingest.crawler.urls import normalize_url
 from ingest.models import Source, SourceKind
 from workspaces.errors import InvalidInput, PermissionDenied
@@ -138,3 +139,20 @@ def check_crawl_role(crawl: CrawlSettings, role: str | None) -> None:
             f"max_pages at {settings.CRAWL_ADMIN_ONLY_ABOVE_PAGES:,} or fewer and a rate "
             "limit above 0, or ask an admin."
         )
+
+
+def validate_refresh_every(value: object, *, field: str = "refresh_every") -> int:
+    """A refresh interval as a person or a client gives it (seconds, or "30m", "6h", "1d",
+    "2w"; 0, "off" or "never" for none), in seconds, 0 meaning off. Shorter than
+    CRAWL_REFRESH_MIN_SECONDS or not a duration: InvalidInput naming `field`."""
+    try:
+        seconds = parse_duration(value)
+    except DurationError as exc:
+        raise InvalidInput(f"{field}: {exc}") from None
+    floor = settings.CRAWL_REFRESH_MIN_SECONDS
+    if 0 < seconds < floor:
+        raise InvalidInput(
+            f"{field}: at least {format_duration(floor)} between re-crawls "
+            f"(CRAWL_REFRESH_MIN_SECONDS); got {format_duration(seconds)}."
+        )
+    return seconds

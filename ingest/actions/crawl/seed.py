@@ -8,12 +8,13 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
+from ingest.actions.crawl.gone import mark_alive, page_gone
 from ingest.actions.crawl.pages import add_pages, finish_page, url_hash
 from ingest.actions.crawl.run import CrawlRun
 from ingest.crawler.fetch import FetchError
 from ingest.crawler.sitemaps import parse_llms_txt, parse_sitemap
 from ingest.crawler.urls import normalize_url
-from ingest.models import CrawlPage, CrawlPageStatus, Source
+from ingest.models import CrawlPage, CrawlPageStatus, PageChange, Source
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,9 @@ def seed(crawl: CrawlRun) -> None:
 
 def _seed_from_sitemaps(crawl: CrawlRun) -> None:
     """Sitemap mode: the given URL is a sitemap (index), or a site whose robots.txt names them.
-    Pages whose <lastmod> is unchanged since they were ingested are not fetched again."""
+    Pages whose <lastmod> is unchanged since they were ingested are not fetched again; pages
+    of an earlier round that the sitemaps no longer list are gone (ingest/actions/crawl/
+    gone.py) and not fetched either."""
     config = crawl.config
     root = urlsplit(config.url)
     queue = [config.url]
@@ -100,9 +103,25 @@ def _seed_from_sitemaps(crawl: CrawlRun) -> None:
             and page.sitemap_lastmod == lastmod
             and page.document_id is not None
         ):
+            mark_alive(page)
+            page.run_change = PageChange.UNCHANGED
             finish_page(
                 page, CrawlPageStatus.INGESTED, "unchanged according to the sitemap's lastmod"
             )
         elif lastmod is not None and page.sitemap_lastmod != lastmod:
             CrawlPage.objects.filter(pk=page.pk).update(sitemap_lastmod=lastmod)
     add_pages(crawl.source, fresh)
+    if entries:
+        _unlisted_pages_gone(crawl, listed={url_hash(url) for url, *_ in pages})
+
+
+def _unlisted_pages_gone(crawl: CrawlRun, *, listed: set[str]) -> None:
+    """Pages an earlier round took from the sitemaps that they list no more. Only called
+    when the sitemaps were read and list something: a sitemap that failed to load says
+    nothing about its pages."""
+    queued = CrawlPage.objects.filter(
+        source=crawl.source, via="sitemap", status=CrawlPageStatus.QUEUED
+    ).values_list("pk", "url_hash")
+    unlisted = [pk for pk, key in queued if key not in listed]
+    for page in CrawlPage.objects.filter(pk__in=unlisted).order_by("pk"):
+        page_gone(page, status=CrawlPageStatus.SKIPPED, reason="no longer listed in the sitemap")

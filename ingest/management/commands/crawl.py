@@ -1,11 +1,14 @@
 """`manage.py crawl URL --workspace SLUG [--mode single|sitemap|recursive] [--max-pages N]
 [--max-depth D] [--allow PATTERN ...] [--deny PATTERN ...] [--rate R] [--subdomains]
-[--tags a,b] [--topic TEXT] [--known-only] [--wait]`
+[--tags a,b] [--topic TEXT] [--known-only] [--every DURATION]
+[--wait]`
 
 `--tags` are stored on the source as an upload's are (trimmed, at most 50 characters each,
 duplicates once): the sources list filters by them.
 
-Creates a crawl source and starts it. With `--topic`, pages not about it (their embedding's
+Creates a crawl source and starts it. With `--every 1d` (30m, 6h, 1d, 2w; at least
+CRAWL_REFRESH_MIN_SECONDS) the workers re-crawl it on that schedule, counted from the end of
+each run. With `--topic`, pages not about it (their embedding's
 similarity to the topic's below CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, and
 counted as `off_topic`; with `--known-only`, extraction adds evidence for entities the
 workspace already has and creates none. With `--wait`, a progress bar runs until the crawl and
@@ -23,8 +26,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ingest.actions.crawl import CrawlSettings, do_create_crawl, do_run_crawl
+from ingest.actions.crawl import (
+    CrawlSettings,
+    do_create_crawl,
+    do_run_crawl,
+    validate_refresh_every,
+)
 from ingest.actions.pipeline import do_process_documents
+from ingest.crawler.durations import format_duration
 from ingest.management.progress import progress_bar, report_source, wait_for_source
 from ingest.models import Source
 from system.selectors import get_worker_status
@@ -66,14 +75,25 @@ class Command(BaseCommand):
             action="store_true",
             help="only add evidence for entities already known (none created)",
         )
+        parser.add_argument(
+            "--every",
+            metavar="DURATION",
+            help="re-crawl on a schedule: 30m, 6h, 1d, 2w (the workers start each round)",
+        )
         parser.add_argument("--name", default="", help="source name (default: the URL)")
         parser.add_argument("--tags", default="", help="comma-separated tags for the source")
         parser.add_argument("--wait", action="store_true", help="wait, show progress, print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
         workspace = workspace_for_command(options["workspace"])
-        inline = options["wait"] and get_worker_status().status != "ok"
+        worker_alive = get_worker_status().status == "ok"
+        inline = options["wait"] and not worker_alive
         try:
+            every = (
+                0
+                if options["every"] is None
+                else validate_refresh_every(options["every"], field="--every")
+            )
             source = do_create_crawl(
                 workspace=workspace,
                 url=options["url"],
@@ -89,6 +109,7 @@ class Command(BaseCommand):
                 known_only=True if options["known_only"] else None,
                 name=options["name"],
                 tags=options["tags"].split(","),
+                refresh_every=every,
                 enqueue=not inline,
             )
         except InvalidInput as exc:
@@ -97,10 +118,16 @@ class Command(BaseCommand):
             raise CommandError(exc.message, returncode=1) from exc
         crawl = CrawlSettings.from_source(source)
         self.stderr.write(f"source {source.pk}: crawling {crawl.url} ({crawl.mode})")
-        if not options["wait"]:
-            self.stdout.write(
-                json.dumps({"source": source.pk, "status": source.status, "url": crawl.url})
+        if every:
+            self.stderr.write(
+                f"re-crawled every {format_duration(every)} after each run"
+                + ("" if worker_alive else " (by the workers: none is running now)")
             )
+        if not options["wait"]:
+            outcome = {"source": source.pk, "status": source.status, "url": crawl.url}
+            if every:
+                outcome["refresh_every"] = every
+            self.stdout.write(json.dumps(outcome))
             return
         with progress_bar(unit="page") as bar:
 
