@@ -198,6 +198,7 @@ class SourceOut(Schema):
     @staticmethod
     def resolve_updated_at(obj: Any) -> datetime | None:
         return obj.get("updated_at") if isinstance(obj, dict) else figures_of(obj).updated_at
+
     refresh_every: int | None = Field(
         None, description="crawls: seconds between scheduled re-crawls; null: none"
     )

@@ -117,7 +117,7 @@ ADDED_COMPONENTS |= {"LlmBudgetOut", "LlmBudgetIn", "PausedSourceOut"}
 # what the round did to each page.
 for _schema in ("SourceOut", "SourceCreated", "SourceDetailOut"):
     ADDED_PROPERTIES.setdefault(_schema, set()).update({"refresh_every", "next_run_at", "last_run"})
-ADDED_PROPERTIES["SourceOptionsIn"] = {"refresh_every"}
+ADDED_PROPERTIES["SourceOptionsIn"].add("refresh_every")
 ADDED_PROPERTIES["CrawlPageOut"] = {"run_change", "gone_at"}
 ADDED_COMPONENTS |= {"LastRunOut"}
 

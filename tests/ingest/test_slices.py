@@ -51,12 +51,11 @@ def make_upload(workspace, name: str, files: dict[str, bytes]) -> Source:
 
 
 def large_upload(workspace) -> Source:
-    """Four documents of a few dozen chunks each: several embedding batches per document,
-    so a running slice has checkpoints to stop at and work left behind it, and small
-    enough that a real worker finishes it in seconds."""
-    return make_upload(
-        workspace, "large", {f"big-{n}.md": long_document(n, sections=12) for n in range(4)}
-    )
+    """Four documents of about a hundred chunks each: the slice's embedding lasts long
+    enough for a test to see it under way (the source's activity is written per batch, not
+    continuously), with checkpoints to stop at and work left behind it. Twelve sections a
+    document made the embedding too short to be seen on an idle machine."""
+    return make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(4)})
 
 
 def ready_pipeline_tasks(source: Source):

@@ -40,8 +40,8 @@ from ingest.models import (
     CrawlPageStatus,
     Document,
     DocumentStatus,
-    PublishedSource,
     PageChange,
+    PublishedSource,
     Source,
     SourceStatus,
 )
