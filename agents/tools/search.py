@@ -25,6 +25,39 @@ from workspaces.models import MAX_ID
 
 SourceIds = list[Annotated[int, Field(ge=1, le=MAX_ID)]]
 TypeNames = list[Annotated[str, Field(min_length=1, max_length=200)]]
+# The date filters and the recency preference, alike in search and ask.
+IngestedFrom = Annotated[
+    date | None,
+    Field(description="Only documents ingested on or after this day (YYYY-MM-DD, UTC)."),
+]
+IngestedTo = Annotated[
+    date | None,
+    Field(description="Only documents ingested on or before this day (YYYY-MM-DD, UTC)."),
+]
+PublishedFrom = Annotated[
+    date | None,
+    Field(
+        description="Only documents whose own date (published_at: stated by the document, "
+        "else its Last-Modified or file time) is on or after this day (YYYY-MM-DD, UTC); "
+        "undated documents are left out."
+    ),
+]
+PublishedTo = Annotated[
+    date | None,
+    Field(
+        description="Only documents whose own date is on or before this day (YYYY-MM-DD, "
+        "UTC); undated documents are left out."
+    ),
+]
+Recency = Annotated[
+    float | None,
+    Field(
+        ge=0,
+        le=1,
+        description="Prefer newer documents (0..1; 0 or absent: the server's setting, off by "
+        "default). 0.1-0.2 lets a newer passage pass an older one of about the same relevance.",
+    ),
+]
 
 # Said once, above the quoted material, in every answer carrying document text.
 DATA_NOTE = (
@@ -56,26 +89,11 @@ class SearchArguments(Arguments):
         None, max_length=MAX_FILTER_ITEMS, description="Only passages of these source ids "
         "(see list_sources).",
     )  # fmt: skip
-    ingested_from: date | None = Field(
-        None, description="Only documents ingested on or after this day (YYYY-MM-DD, UTC)."
-    )
-    ingested_to: date | None = Field(
-        None, description="Only documents ingested on or before this day (YYYY-MM-DD, UTC)."
-    )
-    published_from: date | None = Field(
-        None, description="Only documents whose own date (published_at: stated by the "
-        "document, else its Last-Modified or file time) is on or after this day "
-        "(YYYY-MM-DD, UTC); undated documents are left out.",
-    )  # fmt: skip
-    published_to: date | None = Field(
-        None, description="Only documents whose own date is on or before this day "
-        "(YYYY-MM-DD, UTC); undated documents are left out.",
-    )  # fmt: skip
-    recency: float | None = Field(
-        None, ge=0, le=1, description="Prefer newer documents (0..1; 0 or absent: the "
-        "server's setting, off by default). 0.1-0.2 lets a newer passage pass an older one "
-        "of about the same relevance.",
-    )  # fmt: skip
+    ingested_from: IngestedFrom = None
+    ingested_to: IngestedTo = None
+    published_from: PublishedFrom = None
+    published_to: PublishedTo = None
+    recency: Recency = None
 
 
 def run_search(access: Access, args: SearchArguments) -> ToolAnswer:
@@ -109,26 +127,11 @@ class AskArguments(Arguments):
     sources: SourceIds | None = Field(
         None, max_length=MAX_FILTER_ITEMS, description="Only passages of these source ids."
     )
-    ingested_from: date | None = Field(
-        None, description="Only documents ingested on or after this day (YYYY-MM-DD, UTC)."
-    )
-    ingested_to: date | None = Field(
-        None, description="Only documents ingested on or before this day (YYYY-MM-DD, UTC)."
-    )
-    published_from: date | None = Field(
-        None, description="Only documents whose own date (published_at: stated by the "
-        "document, else its Last-Modified or file time) is on or after this day "
-        "(YYYY-MM-DD, UTC); undated documents are left out.",
-    )  # fmt: skip
-    published_to: date | None = Field(
-        None, description="Only documents whose own date is on or before this day "
-        "(YYYY-MM-DD, UTC); undated documents are left out.",
-    )  # fmt: skip
-    recency: float | None = Field(
-        None, ge=0, le=1, description="Prefer newer documents (0..1; 0 or absent: the "
-        "server's setting, off by default). 0.1-0.2 lets a newer passage pass an older one "
-        "of about the same relevance.",
-    )  # fmt: skip
+    ingested_from: IngestedFrom = None
+    ingested_to: IngestedTo = None
+    published_from: PublishedFrom = None
+    published_to: PublishedTo = None
+    recency: Recency = None
 
 
 def run_ask(access: Access, args: AskArguments) -> ToolAnswer:
