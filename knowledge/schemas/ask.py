@@ -4,7 +4,6 @@ JSON itself is rendered once, by knowledge/answering/payload.py, for the API, th
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Literal
 
 from ninja import Field, Schema
@@ -12,6 +11,7 @@ from ninja import Field, Schema
 from knowledge.answering.prompt import QUESTION_CHARS
 from knowledge.graph.base import MAX_HOPS
 from knowledge.retrieval.limits import MAX_FILTER_ITEMS
+from knowledge.schemas.search import IngestedFrom, IngestedTo, PublishedFrom, PublishedTo, Recency
 from workspaces.models import MAX_ID
 
 
@@ -28,29 +28,11 @@ class AskIn(Schema):
     )
     limit: int = Field(8, ge=1, le=20, description="passages retrieved")
     hops: int | None = Field(None, ge=0, le=MAX_HOPS)
-    ingested_from: date | None = Field(
-        None, description="only documents ingested on or after this day (UTC)"
-    )
-    ingested_to: date | None = Field(
-        None, description="only documents ingested on or before this day (UTC)"
-    )
-    published_from: date | None = Field(
-        None,
-        description="only documents whose own date (published_at) is on or after this day "
-        "(UTC); undated documents are left out",
-    )
-    published_to: date | None = Field(
-        None,
-        description="only documents whose own date (published_at) is on or before this day "
-        "(UTC); undated documents are left out",
-    )
-    recency: float | None = Field(
-        None,
-        ge=0,
-        le=1,
-        description="prefer newer documents: a chunk's score times 1 + recency * 0.5 ** "
-        "(its document's age / the half-life setting); 0: off (default: the setting, off)",
-    )
+    ingested_from: IngestedFrom = None
+    ingested_to: IngestedTo = None
+    published_from: PublishedFrom = None
+    published_to: PublishedTo = None
+    recency: Recency = None
 
 
 class AskCitationOut(Schema):

@@ -17,6 +17,37 @@ from knowledge.retrieval.limits import MAX_FILTER_ITEMS, MAX_LIMIT, MAX_QUERY_CH
 from knowledge.schemas.entity import EntityBase
 from workspaces.models import MAX_ID
 
+# The date filters and the recency preference, alike in search and ask.
+IngestedFrom = Annotated[
+    date | None, Field(description="only documents ingested on or after this day (UTC)")
+]
+IngestedTo = Annotated[
+    date | None, Field(description="only documents ingested on or before this day (UTC)")
+]
+PublishedFrom = Annotated[
+    date | None,
+    Field(
+        description="only documents whose own date (published_at) is on or after this day "
+        "(UTC); undated documents are left out"
+    ),
+]
+PublishedTo = Annotated[
+    date | None,
+    Field(
+        description="only documents whose own date (published_at) is on or before this day "
+        "(UTC); undated documents are left out"
+    ),
+]
+Recency = Annotated[
+    float | None,
+    Field(
+        ge=0,
+        le=1,
+        description="prefer newer documents: a chunk's score times 1 + recency * 0.5 ** "
+        "(its document's age / the half-life setting); 0: off (default: the setting, off)",
+    ),
+]
+
 
 class SearchIn(Schema):
     query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS)
@@ -33,29 +64,11 @@ class SearchIn(Schema):
     sources: list[Annotated[int, Field(ge=1, le=MAX_ID)]] | None = Field(
         None, max_length=MAX_FILTER_ITEMS, description="only chunks of these sources"
     )
-    ingested_from: date | None = Field(
-        None, description="only documents ingested on or after this day (UTC)"
-    )
-    ingested_to: date | None = Field(
-        None, description="only documents ingested on or before this day (UTC)"
-    )
-    published_from: date | None = Field(
-        None,
-        description="only documents whose own date (published_at) is on or after this day "
-        "(UTC); undated documents are left out",
-    )
-    published_to: date | None = Field(
-        None,
-        description="only documents whose own date (published_at) is on or before this day "
-        "(UTC); undated documents are left out",
-    )
-    recency: float | None = Field(
-        None,
-        ge=0,
-        le=1,
-        description="prefer newer documents: a chunk's score times 1 + recency * 0.5 ** "
-        "(its document's age / the half-life setting); 0: off (default: the setting, off)",
-    )
+    ingested_from: IngestedFrom = None
+    ingested_to: IngestedTo = None
+    published_from: PublishedFrom = None
+    published_to: PublishedTo = None
+    recency: Recency = None
 
 
 class SignalOut(Schema):
