@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import Field, Schema
 
 from ingest.selectors import figures_of
+
+# A source's extraction options, alike when it is created and when they are changed.
+KnownOnly = Annotated[
+    bool | None,
+    Field(description="extraction adds evidence for existing entities only, never new ones"),
+]
+TokenBudget = Annotated[
+    int | None,
+    Field(ge=0, description="LLM tokens this source may spend; 0: the server default"),
+]
+Topic = Annotated[
+    str | None,
+    Field(
+        max_length=1000,
+        description="what the source is about, in words or a sentence: documents whose "
+        "embedding is not near it (CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, "
+        "counted as off_topic; '' removes it",
+    ),
+]
 
 
 class TextSourceIn(Schema):
@@ -39,19 +58,9 @@ class CrawlSourceIn(Schema):
     use_llms_txt: bool = True
     name: str = Field("", max_length=300)
     tags: list[str] = Field(default_factory=list)
-    known_only: bool | None = Field(
-        None, description="extraction adds evidence for existing entities only, never new ones"
-    )
-    token_budget: int | None = Field(
-        None, ge=0, description="LLM tokens this source may spend; 0: the server default"
-    )
-    topic: str | None = Field(
-        None,
-        max_length=1000,
-        description="what the source is about, in words or a sentence: documents whose "
-        "embedding is not near it (CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, "
-        "counted as off_topic; '' removes it",
-    )
+    known_only: KnownOnly = None
+    token_budget: TokenBudget = None
+    topic: Topic = None
     refresh_every: int | str | None = Field(
         None,
         description="re-crawl on a schedule: seconds, or a duration like 30m, 6h, 1d or 2w "
@@ -60,19 +69,9 @@ class CrawlSourceIn(Schema):
 
 
 class SourceOptionsIn(Schema):
-    known_only: bool | None = Field(
-        None, description="extraction adds evidence for existing entities only, never new ones"
-    )
-    token_budget: int | None = Field(
-        None, ge=0, description="LLM tokens this source may spend; 0: the server default"
-    )
-    topic: str | None = Field(
-        None,
-        max_length=1000,
-        description="what the source is about, in words or a sentence: documents whose "
-        "embedding is not near it (CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, "
-        "counted as off_topic; '' removes it",
-    )
+    known_only: KnownOnly = None
+    token_budget: TokenBudget = None
+    topic: Topic = None
     refresh_every: int | str | None = Field(
         None,
         description="crawls only: re-crawl on a schedule: seconds, or a duration like 30m, 6h, 1d "
