@@ -149,6 +149,12 @@ class CrawlForm(FocusFirstProblemMixin):
     use_llms_txt = forms.BooleanField(
         required=False, initial=True, label="Read llms.txt when the site has one"
     )
+    render = forms.BooleanField(
+        required=False,
+        label="Render pages that need JavaScript",
+        help_text="Pages that seem to need JavaScript are loaded in headless Chromium "
+        "(only the site's own requests; slower).",
+    )
     topic = forms.CharField(
         required=False,
         max_length=1000,
@@ -193,6 +199,7 @@ class CrawlForm(FocusFirstProblemMixin):
         "rate": None,
         "allow": "",
         "deny": "",
+        "render": False,
     }
 
     @staticmethod
@@ -208,6 +215,7 @@ class CrawlForm(FocusFirstProblemMixin):
             "rate": values.get("rate"),
             "include_subdomains": bool(values.get("include_subdomains")),
             "use_llms_txt": bool(values.get("use_llms_txt")),
+            "render": bool(values.get("render")),
         }
 
     def crawl_request(self) -> CrawlRequest:
