@@ -15,9 +15,10 @@ counted as `off_topic`. Pages that seem to need JavaScript are flagged and count
 when the server has no Chromium or Playwright). With `--known-only`, extraction adds
 evidence for entities the workspace already has and creates none. With `--wait`, a progress
 bar runs until the crawl and the processing of its pages finish, then one JSON line with
-the counters: `{"source": id, "status": ..., "pages": {"discovered", "fetched", "skipped_robots", "skipped",
-"failed", "ingested"}, "documents": n, "failed": [{"url"|"path": ..., "error": ...}],
-"chunks": n, "embedded": n}`. With no worker alive, `--wait` does the work in this process.
+the counters: `{"source": id, "status": ..., "pages": {"discovered", "fetched",
+"skipped_robots", "skipped", "failed", "ingested"}, "documents": n,
+"failed": [{"url"|"path": ..., "error": ...}], "chunks": n, "embedded": n}`. With no worker
+alive, `--wait` does the work in this process.
 Exit 0 when every page and document succeeded, 1 when some failed, 2 on usage errors.
 """
 
