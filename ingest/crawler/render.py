@@ -125,6 +125,7 @@ class Renderer:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="render")
         self._playwright: Any = None
         self._browser: Any = None
+        self._broken = ""
 
     def render(self, url: str, content: bytes, content_type: str) -> RenderResult:
         """The page's DOM after its scripts ran, as HTML. RenderError when it cannot be."""
@@ -141,16 +142,26 @@ class Renderer:
         self.close()
 
     def _start(self) -> Any:
+        """The run's browser, started on first use. One that did not start is not tried
+        again for every page of the run."""
+        if self._broken:
+            raise RenderError(self._broken)
         if self._browser is None:
+            from playwright.sync_api import Error as PlaywrightError
             from playwright.sync_api import sync_playwright
 
             self._playwright = sync_playwright().start()
-            self._browser = self._playwright.chromium.launch(
-                executable_path=self.executable,
-                headless=True,
-                args=CHROMIUM_FLAGS,
-                proxy={"server": _NOWHERE_PROXY, "bypass": "<-loopback>"},
-            )
+            try:
+                self._browser = self._playwright.chromium.launch(
+                    executable_path=self.executable,
+                    headless=True,
+                    args=CHROMIUM_FLAGS,
+                    proxy={"server": _NOWHERE_PROXY, "bypass": "<-loopback>"},
+                )
+            except PlaywrightError as exc:
+                self._stop_quietly()
+                self._broken = f"Chromium did not start: {_first_line(exc)}"
+                raise RenderError(self._broken) from exc
         return self._browser
 
     def _stop_quietly(self) -> None:
@@ -172,10 +183,7 @@ class Renderer:
     def _render(self, url: str, content: bytes, content_type: str) -> RenderResult:
         from playwright.sync_api import Error as PlaywrightError
 
-        try:
-            browser = self._start()
-        except PlaywrightError as exc:
-            raise RenderError(f"Chromium did not start: {_first_line(exc)}") from exc
+        browser = self._start()
         page_origin = origin(url)
         deadline = time.monotonic() + self.timeout
         state = _PageState(budget=self.max_bytes)

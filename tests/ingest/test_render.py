@@ -7,6 +7,7 @@ refused by the API, the command and the crawl form."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from collections.abc import Iterator
 
 import pytest
@@ -152,6 +153,27 @@ def test_render_reads_the_text_a_script_writes_through_the_crawlers_own_fetcher(
     do_run_crawl(source_id=source.pk, process=lambda ids: do_process_documents(document_ids=ids))
     assert not site.requests_to("/static/app.js")
     assert CrawlPage.objects.get(pk=page.pk).run_change == "unchanged"
+
+
+def test_a_page_that_cannot_be_rendered_keeps_its_fetched_html_and_says_why(
+    alice, site, crawl_settings
+):
+    """Chromium gone between asking for the crawl and running it: the crawl goes on."""
+    pytest.importorskip("playwright.sync_api")
+    config = replace(
+        validate_crawl_settings(url=site.url("/"), mode="recursive", rate=50), render=True
+    )
+    source = do_create_crawl_source(workspace=alice.workspace, crawl=config)
+    crawl_settings.CRAWL_CHROMIUM = "/nonexistent/chromium"
+    do_start_crawl(source=source, enqueue=False)
+    do_run_crawl(source_id=source.pk, process=lambda ids: do_process_documents(document_ids=ids))
+
+    shell = document_at(source, site.url("/timetable"))
+    assert shell.needs_javascript and not shell.rendered
+    page = CrawlPage.objects.get(source=source, url=site.url("/timetable"))
+    assert page.reason.startswith("needs JavaScript; not rendered: Chromium did not start")
+    assert page.status == "ingested"
+    assert document_at(source, site.url("/")).status == "done"
 
 
 @pytest.fixture

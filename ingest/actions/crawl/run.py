@@ -90,7 +90,10 @@ def crawl_renderer(crawl: CrawlRun) -> Renderer:
         return crawl.fetcher.fetch(url, before_request=before_request)
 
     return Renderer(
-        executable=chromium_executable(settings.CRAWL_CHROMIUM) or "chromium",
+        # One gone since the crawl was asked for fails at start: the pages keep their HTML.
+        executable=chromium_executable(settings.CRAWL_CHROMIUM)
+        or settings.CRAWL_CHROMIUM
+        or "chromium",
         fetch=fetch,
         allowed=crawl.robots.allowed,
         timeout=settings.CRAWL_RENDER_TIMEOUT_SECONDS,
