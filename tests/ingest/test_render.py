@@ -7,8 +7,8 @@ refused by the API, the command and the crawl form."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from django.core.management import CommandError, call_command
