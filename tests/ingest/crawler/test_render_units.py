@@ -15,7 +15,7 @@ def test_an_origin_is_scheme_host_and_port():
     assert origin("http://example.org/app.js") != page
 
 
-def test_a_missing_chromium_is_named_in_the_refusal(tmp_path):
+def test_a_missing_chromium_is_named_in_the_refusal(tmp_path, monkeypatch):
     missing = str(tmp_path / "chromium")
     assert chromium_executable(missing) is None
     assert unavailable_reason(missing) == (
@@ -24,4 +24,6 @@ def test_a_missing_chromium_is_named_in_the_refusal(tmp_path):
     not_executable = tmp_path / "not-a-browser"
     not_executable.write_text("")
     assert chromium_executable(str(not_executable)) is None
-    assert "no `chromium` on PATH" in unavailable_reason("definitely-no-such-browser-here")
+    assert "no Chromium at 'no-such-browser'" in unavailable_reason("no-such-browser")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert unavailable_reason("").startswith("no `chromium` on PATH")
