@@ -203,10 +203,10 @@ def test_render_without_chromium_is_refused_everywhere(alice, no_chromium):
 
     form = signed_in(alice).post(
         "/sources/crawl/?ws=acme",
-        {"mode": "recursive", "url": "https://docs.example.org/", "render": "on"},
+        {"mode": "recursive", "url": "https://docs.example.org/", "render_javascript": "on"},
         headers={"HX-Request": "true", "HX-Target": "crawl-form"},
     )
     body = form.content.decode()
-    assert 'id="id_render_error"' in body
+    assert 'id="id_render_javascript_error"' in body
     assert "No Chromium at" in body
     assert not Source.objects.exists()
