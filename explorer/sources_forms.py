@@ -149,6 +149,13 @@ class CrawlForm(FocusFirstProblemMixin):
     use_llms_txt = forms.BooleanField(
         required=False, initial=True, label="Read llms.txt when the site has one"
     )
+    # Not `render`: that is the form's own method. The API field and the option are `render`.
+    render_javascript = forms.BooleanField(
+        required=False,
+        label="Render pages that need JavaScript",
+        help_text="Pages that seem to need JavaScript are loaded in headless Chromium "
+        "(only the site's own requests; slower).",
+    )
     topic = forms.CharField(
         required=False,
         max_length=1000,
@@ -193,7 +200,10 @@ class CrawlForm(FocusFirstProblemMixin):
         "rate": None,
         "allow": "",
         "deny": "",
+        "render_javascript": False,
     }
+    # Fields whose name differs from the request field validate_crawl_settings names.
+    _FIELD_OF: dict[str, str] = {"render": "render_javascript"}
 
     @staticmethod
     def _request(values: dict[str, Any]) -> CrawlRequest:
@@ -208,6 +218,7 @@ class CrawlForm(FocusFirstProblemMixin):
             "rate": values.get("rate"),
             "include_subdomains": bool(values.get("include_subdomains")),
             "use_llms_txt": bool(values.get("use_llms_txt")),
+            "render": bool(values.get("render_javascript")),
         }
 
     def crawl_request(self) -> CrawlRequest:
@@ -222,6 +233,7 @@ class CrawlForm(FocusFirstProblemMixin):
                 crawl = validate_crawl_settings(**self._request(values))
             except InvalidInput as exc:
                 name, _, message = exc.message.partition(": ")
+                name = self._FIELD_OF.get(name, name)
                 if name not in self._NEUTRAL or name in self.errors or not message:
                     self.add_error(None, exc.message)
                     return data

@@ -268,6 +268,7 @@ def _create_crawl(body: dict[str, Any], workspace: Any, user: Any, role: str) ->
         rate=payload.rate,
         include_subdomains=payload.include_subdomains,
         use_llms_txt=payload.use_llms_txt,
+        render=payload.render,
         name=payload.name,
         tags=payload.tags,
         known_only=payload.known_only,

@@ -304,6 +304,11 @@ class Document(WorkspaceScopedModel):
     # for a source without a topic. Written by the pipeline from the stage's report.
     topic_similarity = models.FloatField(null=True, blank=True)
     off_topic = models.BooleanField(default=False, db_default=False)
+    # A crawled HTML page that seems to need JavaScript to show its text (a single-page-app
+    # shell, or a large page with tiny visible text: ingest/crawler/javascript.py), and
+    # whether its stored HTML is the DOM headless Chromium rendered (a crawl with `render`).
+    needs_javascript = models.BooleanField(default=False, db_default=False)
+    rendered = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -56,6 +56,12 @@ class CrawlSourceIn(Schema):
     rate: float | None = Field(None, ge=0, description="requests per second per host; 0: no limit")
     include_subdomains: bool = False
     use_llms_txt: bool = True
+    render: bool = Field(
+        False,
+        description="load pages that seem to need JavaScript in headless Chromium (same "
+        "SSRF guard, robots.txt and rate limit; no other origin's requests); refused (422) "
+        "when the server has no Chromium or Playwright",
+    )
     name: str = Field("", max_length=300)
     tags: list[str] = Field(default_factory=list)
     known_only: KnownOnly = None
@@ -144,6 +150,7 @@ class SourceOut(Schema):
         ...,
         description="documents, done, failed, cancelled, pending, chunks, embedded; "
         "off_topic (documents kept but not extracted: not about the source's topic); "
+        "needs_javascript (crawled pages that seem to need JavaScript to show their text); "
         "boilerplate_chunks and boilerplate_chars (text repeated across the source's "
         "documents: kept, never extracted or searched) and text_chars (the chunked text "
         "they are a share of); for crawls pages_*, among them what the current (or last) "
@@ -291,6 +298,14 @@ class DocumentOut(Schema):
     )
     off_topic: bool = Field(
         False, description="kept but not extracted: not about its source's topic"
+    )
+    needs_javascript: bool = Field(
+        False,
+        description="a crawled HTML page that seems to need JavaScript to show its text "
+        "(a single-page-app shell, or a large page with tiny visible text)",
+    )
+    rendered: bool = Field(
+        False, description="its HTML is the DOM headless Chromium rendered (a crawl with render)"
     )
     created_at: datetime
     updated_at: datetime

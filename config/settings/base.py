@@ -534,6 +534,20 @@ CRAWL_TOPIC_MIN_SIMILARITY = env_float("CRAWL_TOPIC_MIN_SIMILARITY", 0.15)
 # started by the workspace's admins only (the page, the API, MCP); tokens act with their
 # user's role.
 CRAWL_ADMIN_ONLY_ABOVE_PAGES = int(env_float("CRAWL_ADMIN_ONLY_ABOVE_PAGES", 5000))
+# Pages that need a browser (ingest/crawler/javascript.py): a fetched HTML page of at least
+# CRAWL_JS_MIN_PAGE_BYTES whose visible text is under CRAWL_JS_MAX_TEXT_CHARS characters, or a
+# known single-page-app shell, is flagged `needs_javascript` on its document and counted on
+# its source. A crawl with `render` (`crawl --render`) loads such pages in headless Chromium.
+CRAWL_JS_MIN_PAGE_BYTES = int(env_float("CRAWL_JS_MIN_PAGE_BYTES", 4096))
+CRAWL_JS_MAX_TEXT_CHARS = int(env_float("CRAWL_JS_MAX_TEXT_CHARS", 200))
+# The Chromium binary rendering drives through Playwright; "" finds `chromium` on PATH.
+# Without one (or without Playwright) a crawl asking for `render` is refused.
+CRAWL_CHROMIUM = os.environ.get("GRAPHLOOM_CHROMIUM", "")
+# Per rendered page: the time it may take (load and scripts) and the bytes it may load (its
+# own requests, all through the crawler's fetcher, plus the rendered HTML). Past either the
+# page keeps its fetched HTML and says why.
+CRAWL_RENDER_TIMEOUT_SECONDS = env_float("CRAWL_RENDER_TIMEOUT_SECONDS", 15)
+CRAWL_RENDER_MAX_BYTES = int(env_float("CRAWL_RENDER_MAX_MB", 10) * 1024 * 1024)
 
 # --- Auth -----------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -159,6 +159,8 @@ def do_add_file(
     chunks: Iterable[bytes],
     modified_at: datetime | None = None,
     modified_source: str = PublishedSource.FILE,
+    needs_javascript: bool | None = None,
+    rendered: bool = False,
 ) -> AddedDocument:
     """Store a file's bytes and create or update the source's document at `path`.
 
@@ -170,6 +172,10 @@ def do_add_file(
     an upload's modification time, "http" for a crawled page's Last-Modified): new bytes
     take it as their document's own date (or none, when it is missing or not sane), until
     parsing finds a date the content states itself (ingest/stages.py).
+
+    `needs_javascript` (a crawled page's verdict, ingest/crawler/javascript.py; None: not
+    judged) and `rendered` (the bytes are the DOM Chromium rendered) are recorded with new
+    bytes.
     """
     if source.status == SourceStatus.DELETING:
         raise Conflict("This source is being deleted.")
@@ -196,13 +202,16 @@ def do_add_file(
         document.blob, document.content_hash, document.size = blob.name, blob.sha256, blob.size
         document.published_at = sane(modified_at)
         document.published_source = modified_source if document.published_at else ""
+        judged = () if needs_javascript is None else ("needs_javascript", "rendered")
+        if needs_javascript is not None:
+            document.needs_javascript, document.rendered = needs_javascript, rendered
         do_transition(
             document=document,
             to=DocumentStatus.QUEUED,
             error="",
             fields=(
                 "blob", "content_hash", "size", "duplicate_of", "published_at",
-                "published_source",
+                "published_source", *judged,
             ),
         )  # fmt: skip
     return AddedDocument(document=document, changed=True, created=created)
@@ -452,6 +461,8 @@ def do_refresh_source_progress(*, source_id: int) -> Source | None:
             pending=Count("pk", filter=Q(status__in=PENDING)),
             # Kept but not extracted: not about the source's topic (knowledge's filter).
             off_topic=Count("pk", filter=Q(off_topic=True)),
+            # Crawled pages that seem to need JavaScript (ingest/crawler/javascript.py).
+            needs_javascript=Count("pk", filter=Q(needs_javascript=True)),
         )
         chunks = Chunk.objects.filter(document__source_id=source_id).aggregate(
             chunks=Count("pk"), embedded=Count("pk", filter=Q(embedding__isnull=False))

@@ -121,6 +121,9 @@ ADDED_PROPERTIES["SourceOptionsIn"].add("refresh_every")
 ADDED_PROPERTIES["CrawlPageOut"] = {"run_change", "gone_at"}
 ADDED_COMPONENTS |= {"LastRunOut"}
 
+# Pages that need a browser (issue 41): a crawled page's verdict and whether it was rendered.
+ADDED_PROPERTIES["DocumentOut"] |= {"needs_javascript", "rendered"}
+
 
 def current_document() -> dict[str, Any]:
     schema = api.get_openapi_schema(path_prefix="/api/v1/")

@@ -25,12 +25,14 @@ from django.utils import timezone
 from ingest.actions.crawl.gone import mark_alive, page_gone
 from ingest.actions.crawl.pages import add_pages, finish_page, url_hash
 from ingest.actions.crawl.request import CrawlSettings
-from ingest.actions.crawl.run import CrawlRun, PoliteFetcher, crawl_policy
+from ingest.actions.crawl.run import CrawlRun, PoliteFetcher, crawl_policy, crawl_renderer
 from ingest.actions.crawl.seed import seed
 from ingest.actions.sources import do_add_file, do_refresh_source_progress
 from ingest.crawler.fetch import Fetcher, FetchError, FetchResult
+from ingest.crawler.javascript import is_html, javascript_verdict
 from ingest.crawler.policy import Action, Outcome, PageFetch
 from ingest.crawler.ratelimit import HostRateLimiter
+from ingest.crawler.render import RenderError
 from ingest.crawler.robots import RobotsCache
 from ingest.dispatch import document_groups, enqueue_documents
 from ingest.models import (
@@ -87,6 +89,8 @@ def do_run_crawl(
         policy=crawl_policy(config),
         process=process,
     )
+    if config.render:
+        crawl.renderer = crawl_renderer(crawl)
     # A killed run leaves pages it was fetching (back to the queue) and may leave documents
     # it stored but had not handed to the pipeline yet (handed over now; processing twice is
     # harmless, never processing is not).
@@ -126,6 +130,8 @@ def do_run_crawl(
                 if on_progress is not None and refreshed is not None:
                     on_progress(refreshed)
     finally:
+        if crawl.renderer is not None:
+            crawl.renderer.close()
         if own_fetcher:
             fetcher.close()
     _flush_documents(crawl)
@@ -296,16 +302,25 @@ def _ingest(crawl: CrawlRun, page: CrawlPage, result: FetchResult, *, url: str) 
     digest = hashlib.sha256(result.content).hexdigest()
     document = page.document
     mark_alive(page)
-    if document is not None and digest == page.content_hash and document.content_hash == digest:
+    # A rendered document stores the DOM Chromium made, so the fetched bytes are compared
+    # with the page's own hash only.
+    if (
+        document is not None
+        and digest == page.content_hash
+        and (document.content_hash == digest or document.rendered)
+    ):
         page.run_change = PageChange.UNCHANGED
         finish_page(page, CrawlPageStatus.INGESTED, "unchanged")
         return
+    content, needs_javascript, rendered, reason = _judge_javascript(crawl, result)
     added = do_add_file(
         source=crawl.source,
         path=url,
-        chunks=[result.content],
+        chunks=[content],
         modified_at=parse_http_header(result.last_modified),
         modified_source=PublishedSource.HTTP,
+        needs_javascript=needs_javascript,
+        rendered=rendered,
     )
     page.document = added.document
     page.content_hash = digest
@@ -318,7 +333,38 @@ def _ingest(crawl: CrawlRun, page: CrawlPage, result: FetchResult, *, url: str) 
         if added.changed
         else PageChange.UNCHANGED
     )
-    finish_page(page, CrawlPageStatus.INGESTED, "")
+    finish_page(page, CrawlPageStatus.INGESTED, reason)
+
+
+def _judge_javascript(crawl: CrawlRun, result: FetchResult) -> tuple[bytes, bool | None, bool, str]:
+    """The bytes to store for a fetched page, whether it seems to need JavaScript (None:
+    not HTML, not judged), whether the bytes are Chromium's rendering, and what the page's
+    row says about it. A flagged page of a crawl with `render` is rendered; when that
+    fails the fetched HTML is kept and the reason said."""
+    if not is_html(result.content_type):
+        return result.content, None, False, ""
+    verdict = javascript_verdict(
+        result.content,
+        min_page_bytes=settings.CRAWL_JS_MIN_PAGE_BYTES,
+        max_text_chars=settings.CRAWL_JS_MAX_TEXT_CHARS,
+    )
+    if not verdict.needs_javascript:
+        return result.content, False, False, ""
+    if crawl.renderer is None:
+        return result.content, True, False, f"needs JavaScript: {verdict.reason}"
+    try:
+        rendered = crawl.renderer.render(
+            result.url, result.content, result.headers.get("content-type", result.content_type)
+        )
+    except RenderError as exc:
+        return result.content, True, False, f"needs JavaScript; not rendered: {exc}"
+    blocked = f", {len(rendered.blocked)} refused" if rendered.blocked else ""
+    return (
+        rendered.html.encode("utf-8"),
+        True,
+        True,
+        f"rendered in Chromium ({rendered.requests} requests{blocked})",
+    )
 
 
 def _flush_documents(crawl: CrawlRun) -> None:

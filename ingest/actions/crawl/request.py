@@ -12,6 +12,7 @@ from typing import Any, Required, TypedDict, Unpack
 from django.conf import settings
 
 from ingest.crawler.durations import DurationError, format_duration, parse_duration
+from ingest.crawler.render import unavailable_reason
 from ingest.crawler.urls import normalize_url
 from ingest.models import Source, SourceKind
 from workspaces.errors import InvalidInput, PermissionDenied
@@ -31,6 +32,8 @@ class CrawlSettings:
     rate: float | None = None  # requests/s per host; None: CRAWL_RATE_PER_HOST; 0: no limit
     include_subdomains: bool = False
     use_llms_txt: bool = True
+    # Load pages that seem to need JavaScript in headless Chromium (ingest/crawler/render.py).
+    render: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +46,7 @@ class CrawlSettings:
             "rate": self.rate,
             "include_subdomains": self.include_subdomains,
             "use_llms_txt": self.use_llms_txt,
+            "render": self.render,
         }
 
     @classmethod
@@ -58,6 +62,7 @@ class CrawlSettings:
             rate=data.get("rate"),
             include_subdomains=bool(data.get("include_subdomains", False)),
             use_llms_txt=bool(data.get("use_llms_txt", True)),
+            render=bool(data.get("render", False)),
         )
 
 
@@ -73,6 +78,7 @@ class CrawlRequest(TypedDict, total=False):
     rate: float | None  # requests/s per host; None: CRAWL_RATE_PER_HOST; 0: no limit
     include_subdomains: bool
     use_llms_txt: bool
+    render: bool
 
 
 def validate_crawl_settings(**request: Unpack[CrawlRequest]) -> CrawlSettings:
@@ -99,6 +105,11 @@ def validate_crawl_settings(**request: Unpack[CrawlRequest]) -> CrawlSettings:
                 raise InvalidInput(
                     f"{name}: {pattern!r} is not a valid regular expression ({exc})."
                 ) from None
+    render = bool(request.get("render", False))
+    if render:
+        why = unavailable_reason(settings.CRAWL_CHROMIUM)
+        if why:
+            raise InvalidInput(f"render: {why} Crawl without render.")
     return CrawlSettings(
         url=normalized,
         mode=mode,
@@ -109,6 +120,7 @@ def validate_crawl_settings(**request: Unpack[CrawlRequest]) -> CrawlSettings:
         rate=rate,
         include_subdomains=request.get("include_subdomains", False),
         use_llms_txt=request.get("use_llms_txt", True),
+        render=render,
     )
 
 

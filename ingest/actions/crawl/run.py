@@ -13,6 +13,7 @@ from ingest.actions.crawl.request import CrawlSettings
 from ingest.crawler.fetch import Fetcher, FetchResult
 from ingest.crawler.policy import CrawlPolicy, Scope
 from ingest.crawler.ratelimit import HostRateLimiter
+from ingest.crawler.render import Renderer, chromium_executable
 from ingest.crawler.robots import RobotsCache
 from ingest.models import Source
 
@@ -46,6 +47,8 @@ class CrawlRun:
     new_documents: list[int] = field(default_factory=list)
     # Set when the caller processes documents itself (a command with no worker running).
     process: Callable[[list[int]], object] | None = None
+    # A crawl with `render`: loads pages that need JavaScript in headless Chromium.
+    renderer: Renderer | None = None
 
     def polite(self, url: str) -> None:
         """Wait for this host's turn (rate limit and robots.txt Crawl-delay)."""
@@ -71,4 +74,28 @@ def crawl_policy(config: CrawlSettings) -> CrawlPolicy:
         max_query_variants=settings.CRAWL_MAX_QUERY_VARIANTS,
         recursive=config.mode == "recursive",
         max_depth=config.max_depth,
+    )
+
+
+def crawl_renderer(crawl: CrawlRun) -> Renderer:
+    """The renderer of a crawl with `render`: its pages' requests go through the crawl's
+    own fetcher (SSRF guard, size limit), wait for the host's turn like every other
+    request, and ask robots.txt first (ingest/crawler/render.py)."""
+
+    def fetch(url: str, check_hop: Callable[[str], object]) -> FetchResult:
+        def before_request(hop: str) -> None:
+            check_hop(hop)
+            crawl.polite(hop)
+
+        return crawl.fetcher.fetch(url, before_request=before_request)
+
+    return Renderer(
+        # One gone since the crawl was asked for fails at start: the pages keep their HTML.
+        executable=chromium_executable(settings.CRAWL_CHROMIUM)
+        or settings.CRAWL_CHROMIUM
+        or "chromium",
+        fetch=fetch,
+        allowed=crawl.robots.allowed,
+        timeout=settings.CRAWL_RENDER_TIMEOUT_SECONDS,
+        max_bytes=settings.CRAWL_RENDER_MAX_BYTES,
     )

@@ -1,6 +1,6 @@
 """`manage.py crawl URL --workspace SLUG [--mode single|sitemap|recursive] [--max-pages N]
 [--max-depth D] [--allow PATTERN ...] [--deny PATTERN ...] [--rate R] [--subdomains]
-[--tags a,b] [--topic TEXT] [--known-only] [--every DURATION]
+[--tags a,b] [--topic TEXT] [--known-only] [--every DURATION] [--render]
 [--wait]`
 
 `--tags` are stored on the source as an upload's are (trimmed, at most 50 characters each,
@@ -10,12 +10,15 @@ Creates a crawl source and starts it. With `--every 1d` (30m, 6h, 1d, 2w; at lea
 CRAWL_REFRESH_MIN_SECONDS) the workers re-crawl it on that schedule, counted from the end of
 each run. With `--topic`, pages not about it (their embedding's
 similarity to the topic's below CRAWL_TOPIC_MIN_SIMILARITY) are kept but not extracted, and
-counted as `off_topic`; with `--known-only`, extraction adds evidence for entities the
-workspace already has and creates none. With `--wait`, a progress bar runs until the crawl and
-the processing of its pages finish, then one JSON line with the counters:
-`{"source": id, "status": ..., "pages": {"discovered", "fetched", "skipped_robots", "skipped",
-"failed", "ingested"}, "documents": n, "failed": [{"url"|"path": ..., "error": ...}],
-"chunks": n, "embedded": n}`. With no worker alive, `--wait` does the work in this process.
+counted as `off_topic`. Pages that seem to need JavaScript are flagged and counted
+(`needs_javascript`); with `--render` they are loaded in headless Chromium (refused, exit 2,
+when the server has no Chromium or Playwright). With `--known-only`, extraction adds
+evidence for entities the workspace already has and creates none. With `--wait`, a progress
+bar runs until the crawl and the processing of its pages finish, then one JSON line with
+the counters: `{"source": id, "status": ..., "pages": {"discovered", "fetched",
+"skipped_robots", "skipped", "failed", "ingested"}, "documents": n,
+"failed": [{"url"|"path": ..., "error": ...}], "chunks": n, "embedded": n}`. With no worker
+alive, `--wait` does the work in this process.
 Exit 0 when every page and document succeeded, 1 when some failed, 2 on usage errors.
 """
 
@@ -80,6 +83,11 @@ class Command(BaseCommand):
             metavar="DURATION",
             help="re-crawl on a schedule: 30m, 6h, 1d, 2w (the workers start each round)",
         )
+        parser.add_argument(
+            "--render",
+            action="store_true",
+            help="load pages that need JavaScript in headless Chromium (same-origin only)",
+        )
         parser.add_argument("--name", default="", help="source name (default: the URL)")
         parser.add_argument("--tags", default="", help="comma-separated tags for the source")
         parser.add_argument("--wait", action="store_true", help="wait, show progress, print JSON")
@@ -105,6 +113,7 @@ class Command(BaseCommand):
                 rate=options["rate"],
                 include_subdomains=options["subdomains"],
                 use_llms_txt=not options["no_llms_txt"],
+                render=options["render"],
                 topic=options["topic"],
                 known_only=True if options["known_only"] else None,
                 name=options["name"],
