@@ -115,30 +115,29 @@ def _query_without(request: WorkspaceRequest, name: str) -> str:
     return workspace_query(request, **{k: v for k, v in _page_params(request).items() if k != name})
 
 
-def _entities_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
-    entities = Paginator(
-        get_source_entities(request.membership.workspace, source), GAVE_PER_PAGE
-    ).get_page(page_number(request, "ents"))
+def _gave_panel(
+    request: WorkspaceRequest, source: Source, rows: Any, *, name: str, param: str
+) -> dict[str, Any]:
+    """One paged panel of what the source gave: its page of `rows`, the query its pager
+    keeps (the other panel's page), and the URL its refresh asks for."""
+    page = Paginator(rows, GAVE_PER_PAGE).get_page(page_number(request, param))
     return {
-        "entities": entities,
-        "ents_query": _query_without(request, "ents"),
-        "entities_refresh_url": workspace_url(
-            request, "explorer:source_detail", source.pk, ents=entities.number
+        name: page,
+        f"{param}_query": _query_without(request, param),
+        f"{name}_refresh_url": workspace_url(
+            request, "explorer:source_detail", source.pk, **{param: page.number}
         ),
     }
+
+
+def _entities_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
+    rows = get_source_entities(request.membership.workspace, source)
+    return _gave_panel(request, source, rows, name="entities", param="ents")
 
 
 def _relations_context(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
-    relations = Paginator(
-        get_source_relations(request.membership.workspace, source), GAVE_PER_PAGE
-    ).get_page(page_number(request, "rels"))
-    return {
-        "relations": relations,
-        "rels_query": _query_without(request, "rels"),
-        "relations_refresh_url": workspace_url(
-            request, "explorer:source_detail", source.pk, rels=relations.number
-        ),
-    }
+    rows = get_source_relations(request.membership.workspace, source)
+    return _gave_panel(request, source, rows, name="relations", param="rels")
 
 
 def _gave_links(request: WorkspaceRequest, source: Source) -> dict[str, Any]:
