@@ -51,11 +51,12 @@ def make_upload(workspace, name: str, files: dict[str, bytes]) -> Source:
 
 
 def large_upload(workspace) -> Source:
-    """Four documents of about a hundred chunks each: the slice's embedding lasts long
-    enough for a test to see it under way (the source's activity is written per batch, not
-    continuously), with checkpoints to stop at and work left behind it. Twelve sections a
-    document made the embedding too short to be seen on an idle machine."""
-    return make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(4)})
+    """Two documents of about a hundred chunks each: the first one's embedding lasts long
+    enough for a test to see it under way (the source's activity is written per batch of
+    32, not continuously), with checkpoints to stop at, and the second is work left behind
+    it. Twelve sections a document made the embedding too short to be seen on an idle
+    machine; four documents cost twice the time and showed nothing more."""
+    return make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(2)})
 
 
 def ready_pipeline_tasks(source: Source):
