@@ -52,9 +52,8 @@ def make_upload(workspace, name: str, files: dict[str, bytes]) -> Source:
 
 def large_upload(workspace) -> Source:
     """Two documents of about a hundred chunks each: the first one's embedding lasts long
-    enough for a test to see it under way (the source's activity is written per batch of
-    32, not continuously), with checkpoints to stop at, and the second is work left behind
-    it. Twelve sections a document made the embedding too short to be seen on an idle
+    enough for a test to see it under way (its chunks are embedded a batch of 32 at a
+    time), with checkpoints to stop at, and the second is work left behind it. Twelve sections a document made the embedding too short to be seen on an idle
     machine; four documents cost twice the time and showed nothing more."""
     return make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(2)})
 
@@ -68,9 +67,14 @@ def ready_pipeline_tasks(source: Source):
 
 
 def embedding_under_way(source: Source) -> bool:
-    source.refresh_from_db()
-    activity = source.activity or {}
-    return activity.get("stage") == "embedding" and activity.get("done", 0) > 0
+    """Some of the source's chunks are embedded and some are not yet. Read from the chunks,
+    which a slice writes per batch, not from the source's activity: that is throttled to a
+    write a second and cleared when a slice ends, so on a fast machine a short slice's
+    progress could come and go between two looks."""
+    chunks = Chunk.objects.filter(document__source=source)
+    return chunks.filter(embedding__isnull=False).exists() and (
+        chunks.filter(embedding__isnull=True).exists()
+    )
 
 
 # --- the order of the queue ---------------------------------------------------------------
