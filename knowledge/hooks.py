@@ -30,7 +30,7 @@ from prometheus_client.core import Metric
 
 from ingest import hooks as ingest_hooks
 from ingest.actions.vector_indexes import do_drop_workspace_vector_indexes
-from ingest.embeddings import EmbeddingUnavailable, get_embedder
+from ingest.embeddings import EmbeddingUnavailable, configured_model_id, get_embedder
 from ingest.vector_tables import CHUNK_VECTORS
 from knowledge.actions.communities import do_request_communities
 from knowledge.actions.embeddings import (
@@ -226,7 +226,16 @@ def backfill_entity_vectors() -> JobOutcome:
     """Give the entities without a name vector from the configured model one (what
     `manage.py backfill_embeddings` does for entities; chunks stay with the command: a new
     model re-embeds every chunk, a decision for a person). Fails while the embedding model
-    is unavailable."""
+    is unavailable. Asks which entities need one under the configured model's id before
+    loading the model: most runs find none, and loading it costs a worker torch's import
+    and a few hundred megabytes it would then keep for nothing."""
+    model_id = configured_model_id()
+    workspaces = Workspace.objects.order_by("slug")
+    if model_id is not None and not any(
+        get_entities_needing_vectors(workspace, model_id=model_id).exists()
+        for workspace in workspaces
+    ):
+        return _finish("0 entity name vector(s) computed in 0 workspace(s)", {}, [])
     try:
         embedder = get_embedder()
     except EmbeddingUnavailable as exc:
@@ -244,7 +253,7 @@ def backfill_entity_vectors() -> JobOutcome:
         total += written
         return {"entities": written}
 
-    details, failed = _over_workspaces(Workspace.objects.order_by("slug"), backfill)
+    details, failed = _over_workspaces(workspaces, backfill)
     if total:
         do_ensure_entity_vector_index(dimension=embedder.dimension)
     message = f"{total} entity name vector(s) computed in {len(details)} workspace(s)"

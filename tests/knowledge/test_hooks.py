@@ -152,6 +152,20 @@ def test_the_backfill_gives_entities_without_a_vector_one():
     assert backfill_entity_vectors().message.startswith("0 entity name vector(s)")
 
 
+def test_the_backfill_loads_the_model_only_when_an_entity_needs_a_vector(settings):
+    """A model that cannot load does not fail a run with nothing to do (so a run with
+    nothing to do never loaded it), and fails the run that needs it."""
+    workspace = do_create_workspace(slug="acme")
+    settings.EMBEDDING_MODEL = "/nonexistent/embedding-model"
+
+    assert backfill_entity_vectors().kind == "ok"
+
+    Planted(workspace).entities("Lonely")
+    outcome = backfill_entity_vectors()
+    assert outcome.kind == "failed"
+    assert outcome.message == "the embedding model is unavailable"
+
+
 def test_the_prune_report_counts_what_a_prune_would_delete_and_deletes_nothing(alice, settings):
     settings.UPKEEP_PRUNE_OLDER_THAN = "30d"
     built = make_graph(alice.workspace, entities={"Ada Lovelace": "person"})
