@@ -8,9 +8,11 @@ from __future__ import annotations
 import signal
 
 import pytest
+from django.core.checks import Tags, registry
 from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
+from system.management.commands.worker import Command as WorkerCommand
 from system.worker import HandingBackWorker
 from tests.system.sample_tasks import sleep_for
 
@@ -45,3 +47,11 @@ def test_a_task_claimed_as_the_stop_came_goes_back_to_the_queue_unrun():
     assert task.status == TaskResultStatus.READY
     assert task.started_at is None
     assert task.return_value is None  # not run (it would have slept two minutes)
+
+
+def test_the_worker_runs_every_tag_of_system_checks_but_the_urlconfs():
+    """A worker serves no URL (importing the URLconf was most of its checks' time); every
+    other tag the registry knows, deployment ones included, still runs at its start."""
+    checked = set(WorkerCommand.requires_system_checks)
+    assert Tags.urls not in checked
+    assert set(registry.registry.tags_available(deployment_checks=True)) - {Tags.urls} <= checked
