@@ -226,16 +226,19 @@ def backfill_entity_vectors() -> JobOutcome:
     """Give the entities without a name vector from the configured model one (what
     `manage.py backfill_embeddings` does for entities; chunks stay with the command: a new
     model re-embeds every chunk, a decision for a person). Fails while the embedding model
-    is unavailable. Asks which entities need one under the configured model's id before
-    loading the model: most runs find none, and loading it costs a worker torch's import
-    and a few hundred megabytes it would then keep for nothing."""
+    is unavailable. The workspaces with entities to fill are found under the configured
+    model's id before the model is loaded: most runs find none, and loading it costs a
+    worker torch's import and a few hundred megabytes it would then keep for nothing."""
     model_id = configured_model_id()
-    workspaces = Workspace.objects.order_by("slug")
-    if model_id is not None and not any(
-        get_entities_needing_vectors(workspace, model_id=model_id).exists()
-        for workspace in workspaces
-    ):
-        return _finish("0 entity name vector(s) computed in 0 workspace(s)", {}, [])
+    workspaces = list(Workspace.objects.order_by("slug"))
+    if model_id is not None:
+        workspaces = [
+            workspace
+            for workspace in workspaces
+            if get_entities_needing_vectors(workspace, model_id=model_id).exists()
+        ]
+        if not workspaces:
+            return _finish("0 entity name vector(s) computed in 0 workspace(s)", {}, [])
     try:
         embedder = get_embedder()
     except EmbeddingUnavailable as exc:
@@ -247,9 +250,9 @@ def backfill_entity_vectors() -> JobOutcome:
     def backfill(workspace: Workspace) -> dict[str, Any] | None:
         nonlocal total
         names = get_entities_needing_vectors(workspace, model_id=embedder.model_id)
-        if not names.exists():
-            return None
         written = do_backfill_entity_embeddings(entities=names)
+        if not written:
+            return None
         total += written
         return {"entities": written}
 

@@ -53,8 +53,9 @@ def make_upload(workspace, name: str, files: dict[str, bytes]) -> Source:
 def large_upload(workspace) -> Source:
     """Two documents of about a hundred chunks each: the first one's embedding lasts long
     enough for a test to see it under way (its chunks are embedded a batch of 32 at a
-    time), with checkpoints to stop at, and the second is work left behind it. Twelve sections a document made the embedding too short to be seen on an idle
-    machine; four documents cost twice the time and showed nothing more."""
+    time), with checkpoints to stop at, and the second is work left behind it. Twelve
+    sections a document made the embedding too short to be seen on an idle machine; four
+    documents cost twice the time and showed nothing more."""
     return make_upload(workspace, "large", {f"big-{n}.md": long_document(n) for n in range(2)})
 
 

@@ -27,9 +27,7 @@ from system.worker import HandingBackWorker, exit_now
 # checks took at each start. Django's two untagged checks (the TASKS setting, the auth
 # middleware) go with it: the worker reads its task backend at once and fails on it there.
 WORKER_CHECK_TAGS = [
-    getattr(Tags, name)
-    for name in vars(Tags)
-    if not name.startswith("_") and getattr(Tags, name) != Tags.urls
+    tag for name, tag in vars(Tags).items() if not name.startswith("_") and tag != Tags.urls
 ]
 
 
