@@ -3,6 +3,7 @@ running the ingestion pipeline inline."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from django.test import Client
 from ingest.actions.pipeline import do_process_documents
 from ingest.dispatch import document_groups
 from ingest.models import PENDING, Document, Source
+from tests.fork_server import ForkedProcess, ForkServer
 
 T = TypeVar("T")
 MANAGE_PY = str(Path(settings.BASE_DIR) / "manage.py")
@@ -55,19 +57,33 @@ def start_manage(
     )
 
 
-def start_worker(name: str, **env: str) -> subprocess.Popen:
+_fork_server: ForkServer | None = None
+
+
+def fork_server() -> ForkServer:
+    """This test process's fork server (tests/fork_server.py), started on first use."""
+    global _fork_server
+    if _fork_server is None or not _fork_server.alive():
+        _fork_server = ForkServer(env=subprocess_env(), cwd=str(settings.BASE_DIR))
+        atexit.register(_fork_server.close)
+    return _fork_server
+
+
+def start_worker(name: str, **env: str) -> ForkedProcess:
     """A real task worker on this test run's database, beating fast and declared dead 2 s
-    after its last beat (so tests that kill one see its tasks re-queued quickly)."""
+    after its last beat (so tests that kill one see its tasks re-queued quickly).
+
+    It runs `manage.py worker` in a fork of a process that has already imported PyTorch,
+    sentence-transformers and spaCy (tests/fork_server.py), not from a bare interpreter."""
     environment = subprocess_env(
         GRAPHLOOM_WORKER_HEARTBEAT_SECONDS="0.2", GRAPHLOOM_WORKER_STALE_AFTER_SECONDS="2", **env
     )
-    return start_manage(
-        "worker", "--no-reload", "--interval", "0.1", "--no-startup-delay", "--worker-id", name,
-        env=environment,
-    )  # fmt: skip
+    argv = [MANAGE_PY, "worker", "--no-reload", "--interval", "0.1", "--no-startup-delay",
+            "--worker-id", name]  # fmt: skip
+    return fork_server().start(argv, env=environment, cwd=str(settings.BASE_DIR))
 
 
-def stop_process(process: subprocess.Popen, *, timeout: float = 10) -> None:
+def stop_process(process: subprocess.Popen | ForkedProcess, *, timeout: float = 10) -> None:
     """SIGTERM (a worker finishes its step and exits), then SIGKILL if it does not."""
     process.terminate()
     try:

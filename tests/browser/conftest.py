@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, s
 from system.selectors import get_worker_status
 from tests.browser.chromium import CHROMIUM_FLAGS, chromium_path
 from tests.conftest import Member
+from tests.fork_server import ForkedProcess
 from tests.support import start_worker, stop_process, wait_for
 
 ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
@@ -122,7 +123,7 @@ def sign_in(context: BrowserContext, live_server) -> Callable[[Member], None]:
 
 
 @pytest.fixture
-def worker(transactional_db, tmp_path, settings) -> Iterator[subprocess.Popen]:
+def worker(transactional_db, tmp_path, settings) -> Iterator[ForkedProcess]:
     """A real task worker on the test database, sharing the live server's media root; yielded
     once it has beaten (a loaded machine can take seconds to start it, and pages that show
     the worker's state would otherwise race its start)."""

@@ -7,7 +7,6 @@ shows."""
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +15,7 @@ from playwright.sync_api import expect
 from ingest.actions.sources import do_create_upload_source
 from ingest.models import Document, Source
 from tests.browser.conftest import screenshot
+from tests.fork_server import ForkedProcess
 from tests.ingest.crawl_site import CrawlSite
 from tests.support import run_pending, start_worker, stop_process
 from workspaces.models import Role
@@ -32,7 +32,7 @@ The lighthouse keeper, Grace Hopper, showed them the tide tables.
 
 
 @pytest.fixture
-def crawl_worker(transactional_db, settings) -> Iterator[subprocess.Popen]:
+def crawl_worker(transactional_db, settings) -> Iterator[ForkedProcess]:
     """A worker allowed to reach the local test site (loopback is refused by default)."""
     process = start_worker(
         "browser-crawl",

@@ -7,7 +7,6 @@ import itertools
 import json
 import signal
 import statistics
-import subprocess
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -23,6 +22,7 @@ from ingest.actions.crawl import (
 )
 from ingest.actions.pipeline import do_process_documents
 from ingest.models import Chunk, CrawlPage, Document, Source
+from tests.fork_server import ForkedProcess
 from tests.ingest.crawl_site import CrawlSite
 from tests.support import start_worker, wait_for
 
@@ -327,7 +327,7 @@ def test_a_killed_crawl_resumes_without_refetching_finished_pages(alice, tmp_pat
         source = do_create_crawl_source(workspace=alice.workspace, crawl=config)
         do_start_crawl(source=source)  # enqueues the crawl task for a worker
 
-        def worker(name: str) -> subprocess.Popen:
+        def worker(name: str) -> ForkedProcess:
             return start_worker(
                 name,
                 GRAPHLOOM_MEDIA_ROOT=str(Path(settings.MEDIA_ROOT)),
