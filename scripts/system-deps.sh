@@ -6,7 +6,10 @@ set -euo pipefail
 packages=()
 # chromium + chromium-driver: the browser tests drive Debian's Chromium through Playwright
 # (tests/browser/; Playwright's own browser download needs network the suite may not have).
-for cmd_pkg in "node:nodejs" "npm:npm" "chromium:chromium" "chromedriver:chromium-driver"; do
+# chromium-headless-shell: the same engine without the full browser's compositor, which the
+# browser tests prefer (tests/browser/chromium.py): about half the CPU per page.
+for cmd_pkg in "node:nodejs" "npm:npm" "chromium:chromium" "chromedriver:chromium-driver" \
+  "chromium-headless-shell:chromium-headless-shell"; do
   cmd=${cmd_pkg%%:*}; pkg=${cmd_pkg#*:}
   command -v "$cmd" >/dev/null 2>&1 || packages+=("$pkg")
 done

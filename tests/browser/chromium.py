@@ -1,6 +1,13 @@
-"""Which Chromium the browser tests and bench/explorer.py drive, and how: Debian's package
+"""Which Chromium the browser tests and bench/explorer.py drive, and how: Debian's packages
 (Playwright's own download needs network this machine may not have), with the flags a
-headless run in a container needs."""
+headless run in a container needs.
+
+The tests prefer Debian's `chromium-headless-shell` when it is installed: the same Blink and
+V8 as `chromium`, without the full browser's window and compositor behind the page, which is
+what Playwright itself launches for a headless run. It spends about half the CPU per page
+(docs/BENCHMARKS.md, "The suite's time, fifth pass"). The explorer benchmark measures what a
+person's browser does, so it keeps the full `chromium`.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +22,13 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+HEADLESS_SHELL = "chromium-headless-shell"
 
 
-def chromium_path() -> str | None:
-    """GRAPHLOOM_CHROMIUM, else `chromium` on PATH, else None."""
-    return os.environ.get("GRAPHLOOM_CHROMIUM") or shutil.which("chromium")
+def chromium_path(*, headless_shell: bool = False) -> str | None:
+    """GRAPHLOOM_CHROMIUM; else, when `headless_shell`, `chromium-headless-shell` on PATH;
+    else `chromium` on PATH; else None."""
+    configured = os.environ.get("GRAPHLOOM_CHROMIUM")
+    if configured:
+        return configured
+    return (headless_shell and shutil.which(HEADLESS_SHELL)) or shutil.which("chromium")

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 
 
 def chromium_executable() -> str:
-    path = chromium_path()
+    path = chromium_path(headless_shell=True)
     if not path:
         pytest.fail(
             "chromium is not installed: `make test` installs it (scripts/system-deps.sh); "
