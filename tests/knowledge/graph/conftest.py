@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
+from django.db import transaction
 
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.graph.base import EntityRow, GraphBackend, RelationRow
@@ -244,16 +245,27 @@ def _build(workspace: Workspace, *, spokes: int) -> Side:
     return side
 
 
+@pytest.fixture(scope="module")
+def shape_rows(django_db_setup, django_db_blocker) -> Iterator[Shapes]:
+    """Both workspaces' rows, written once per test module in a transaction rolled back at
+    its end. Each test runs inside it in a savepoint of its own (pytest-django's `db`), so a
+    test that writes leaves the next one exactly these rows; building them for every test
+    cost the conformance suite most of its time."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        home = _build(do_create_workspace(slug="conformance"), spokes=SPOKES)
+        # The same names and structure, and a bigger hub: were its rows to leak into the
+        # home workspace's answers, they would top them.
+        foreign = _build(do_create_workspace(slug="conformance-foreign"), spokes=SPOKES + 20)
+        yield Shapes(home=home, foreign=foreign)
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def shapes(db, graph_backend: GraphBackend) -> Iterator[Shapes]:
-    home = _build(do_create_workspace(slug="conformance"), spokes=SPOKES)
-    # The same names and structure, and a bigger hub: were its rows to leak into the home
-    # workspace's answers, they would top them.
-    foreign = _build(do_create_workspace(slug="conformance-foreign"), spokes=SPOKES + 20)
+def shapes(db, shape_rows: Shapes, graph_backend: GraphBackend) -> Iterator[Shapes]:
     if graph_backend.supports_projection:
-        project(graph_backend, home.workspace)
-        project(graph_backend, foreign.workspace)
-    yield Shapes(home=home, foreign=foreign)
+        project(graph_backend, shape_rows.home.workspace)
+        project(graph_backend, shape_rows.foreign.workspace)
+    yield shape_rows
     if graph_backend.supports_projection:
-        graph_backend.clear_workspace(workspace_id=home.pk)
-        graph_backend.clear_workspace(workspace_id=foreign.pk)
+        graph_backend.clear_workspace(workspace_id=shape_rows.home.pk)
+        graph_backend.clear_workspace(workspace_id=shape_rows.foreign.pk)
