@@ -166,7 +166,8 @@ def _split_by_chars(text: str, unit: _Unit, max_chars: int) -> list[_Unit]:
 
 
 def _split_by_tokens(text: str, unit: _Unit, counter: TokenCounter, max_tokens: int) -> list[_Unit]:
-    """Cut a unit with more tokens than a chunk at whitespace, by the tokenizer's offsets."""
+    """Cut a unit with more tokens than a chunk at whitespace, by the tokenizer's offsets,
+    and count each piece's tokens."""
     starts = [unit.start + s for s, _ in counter.offsets(text[unit.start : unit.end])]
 
     def cuts() -> Iterator[int]:
@@ -178,7 +179,20 @@ def _split_by_tokens(text: str, unit: _Unit, counter: TokenCounter, max_tokens: 
             start = _cut(text, start, unit.end, limit)
             yield start
 
-    return _pieces(text, unit, cuts())
+    pieces = _pieces(text, unit, cuts())
+    if counter.additive:
+        # A piece is cut at whitespace, which no token of an additive tokenizer crosses: its
+        # tokens are the offsets that start inside it (tokenizing it again cost a third of
+        # the chunker's time on a 10 MB line).
+        for piece in pieces:
+            piece.tokens = bisect.bisect_left(starts, piece.end) - bisect.bisect_left(
+                starts, piece.start
+            )
+        return pieces
+    counts = counter.count([text[p.start : p.end] for p in pieces])
+    for piece, count in zip(pieces, counts, strict=True):
+        piece.tokens = count
+    return pieces
 
 
 def _mark_boilerplate(units: list[_Unit], ranges: Sequence[tuple[int, int]]) -> list[_Unit]:
@@ -245,12 +259,7 @@ def chunk_text(
             unit.tokens = tokens
             units.append(unit)
             continue
-        pieces = _split_by_tokens(text, unit, counter, budget)
-        for piece, count in zip(
-            pieces, counter.count([text[p.start : p.end] for p in pieces]), strict=True
-        ):
-            piece.tokens = count
-            units.append(piece)
+        units.extend(_split_by_tokens(text, unit, counter, budget))
     groups = list(
         _pack(units, max_tokens=max_tokens, max_chars=max_chars, overlap_tokens=overlap_tokens)
     )

@@ -52,6 +52,16 @@ def test_chunks_fit_the_model_measured_with_its_tokenizer(model_counter):
     assert max(c.token_count for c in chunks) > 200  # packed, not one sentence per chunk
 
 
+def test_pieces_of_a_sentence_longer_than_a_chunk_carry_the_tokenizers_counts(model_counter):
+    # One "sentence" (no full stop) of accents, CJK, brackets and punctuation: cut into pieces
+    # by the tokenizer's offsets, whose counts are read from those offsets.
+    text = " ".join(f"naïve-café{i}, résumé (東京) [x{i}]; über/alles" for i in range(400))
+    chunks = chunk_text(text, counter=model_counter, max_tokens=60)
+    assert len(chunks) > 20
+    assert all(c.token_count <= 60 for c in chunks)
+    assert [c.token_count for c in chunks] == model_counter.count([c.text for c in chunks])
+
+
 def test_headings_start_chunks_and_are_kept_as_paths(model_counter):
     chunks = chunk_text(DOC, counter=model_counter, max_tokens=254)
     paths = [c.heading_path for c in chunks]
