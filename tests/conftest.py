@@ -37,20 +37,21 @@ class Member:
         return Client(headers={"Authorization": f"Bearer {self.plaintext}"})
 
 
+def create_member(username: str, *, workspace: str = "acme", role: str = Role.ADMIN) -> Member:
+    """A user with `role` in `workspace` (created if missing) and a token for it."""
+    ws = Workspace.objects.filter(slug=workspace).first() or do_create_workspace(
+        slug=workspace, name=workspace.title()
+    )
+    user = User.objects.create_user(username=username, password="not-used-here-1")
+    do_set_membership(workspace=ws, username=username, role=role)
+    issued = do_create_api_token(workspace=ws, user=user, name=f"{username}-token")
+    return Member(user=user, workspace=ws, token=issued.token, plaintext=issued.plaintext)
+
+
 @pytest.fixture
 def make_member(db) -> Callable[..., Member]:
     """Create a user with `role` in `workspace` (created if missing) and a token for it."""
-
-    def make(username: str, *, workspace: str = "acme", role: str = Role.ADMIN) -> Member:
-        ws = Workspace.objects.filter(slug=workspace).first() or do_create_workspace(
-            slug=workspace, name=workspace.title()
-        )
-        user = User.objects.create_user(username=username, password="not-used-here-1")
-        do_set_membership(workspace=ws, username=username, role=role)
-        issued = do_create_api_token(workspace=ws, user=user, name=f"{username}-token")
-        return Member(user=user, workspace=ws, token=issued.token, plaintext=issued.plaintext)
-
-    return make
+    return create_member
 
 
 @pytest.fixture
