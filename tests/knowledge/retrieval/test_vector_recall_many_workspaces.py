@@ -13,11 +13,12 @@ expected answers are computed here, in numpy, not by the database.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from knowledge.retrieval.signals.vector import vector_signals
 from knowledge.retrieval.types import QueryVector
@@ -43,9 +44,23 @@ def _around(centre: np.ndarray, cos: float, n: int, rng: np.random.Generator) ->
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+@pytest.fixture(scope="module")
+def crowd_rows(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
+    """The query, the small workspace, its rows' ids and vectors, beside a crowd: written
+    once for the module (3,000 vectors into the HNSW indexes) in a transaction rolled back
+    at its end; each test runs in a savepoint of its own."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield _crowd()
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def crowded(settings) -> dict[str, Any]:
-    """The query, the small workspace, its rows' ids and vectors, beside a crowd."""
+def crowded(crowd_rows: dict[str, Any], settings) -> dict[str, Any]:
+    settings.VECTOR_MAX_SCAN_TUPLES = SCAN_BOUND
+    return crowd_rows
+
+
+def _crowd() -> dict[str, Any]:
     rng = np.random.default_rng(20)
     query = rng.standard_normal(DIM)
     query /= np.linalg.norm(query)
@@ -64,12 +79,11 @@ def crowded(settings) -> dict[str, Any]:
         # The plan a large database gets: at 1M chunks the planner walks the HNSW index
         # for a workspace of 20,000 (bench/vector_recall.py); in a database this small it
         # would read the workspace's rows and sort them, so sorting is priced out here
-        # (for this test's transaction). An exact comparison, which only a sort can
+        # (for this module's transaction). An exact comparison, which only a sort can
         # answer, still sorts.
         cursor.execute("SELECT set_config('enable_sort', 'off', true)")
-        # The walk's bound of this test's transaction, for code that sets none of its own.
+        # The walk's bound of this module's transaction, for code that sets none of its own.
         cursor.execute("SELECT set_config('hnsw.max_scan_tuples', %s, true)", [str(SCAN_BOUND)])
-    settings.VECTOR_MAX_SCAN_TUPLES = SCAN_BOUND
     return {
         "query": query,
         "small": small,
