@@ -9,12 +9,13 @@ import subprocess
 
 import pytest
 
-from tests.fork_server import ForkServer
+from tests.support import fork_server
 
 SCRIPT = """
 import os, sys, time
 with open("seen.txt", "w") as out:
-    out.write(f"{os.environ.get('ASKED', '-')} {os.environ.get('LEFT_OUT', '-')} {sys.argv[1:]}")
+    out.write(f"{os.environ.get('ASKED', '-')} {os.environ.get('DJANGO_SETTINGS_MODULE', '-')}")
+    out.write(f" {sys.argv[1:]}")
     out.write(f" {'torch' in sys.modules}")
 if sys.argv[1] == "sleep":
     time.sleep(60)
@@ -22,15 +23,11 @@ sys.exit(int(sys.argv[1]) if sys.argv[1].isdigit() else 0)
 """
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """One server for the module: each start imports PyTorch and the rest (~10 s)."""
-    forks = ForkServer(
-        env={"PATH": "/usr/bin:/bin", "LEFT_OUT": "the server's"},
-        cwd=str(tmp_path_factory.mktemp("forks")),
-    )
-    yield forks
-    forks.close()
+@pytest.fixture
+def server():
+    """The test process's own fork server, the one its task workers come from (its start
+    imports PyTorch and the rest: ~10 CPU-s)."""
+    return fork_server()
 
 
 def test_a_child_runs_with_exactly_the_environment_and_directory_asked_for(server, tmp_path):
@@ -40,8 +37,8 @@ def test_a_child_runs_with_exactly_the_environment_and_directory_asked_for(serve
     )
 
     assert process.wait(timeout=60) == 3
-    # Not the server's own LEFT_OUT; and the server had imported PyTorch before forking
-    # (the point of it), so the child has it already.
+    # Not the server's own DJANGO_SETTINGS_MODULE; and the server had imported PyTorch
+    # before forking (the point of it), so the child has it already.
     assert (tmp_path / "seen.txt").read_text() == "yes - ['3'] True"
 
 
