@@ -43,12 +43,41 @@ def slow_reason(item: pytest.Item) -> str:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files with more tests marked `slow(reason=...)` (over 20 s) first; the rest keep the order of the other plugins
-    (pytest-django puts each kind of database test together). Needs xdist's
+    """Files with more tests marked `slow(reason=...)` (over 20 s) first; the rest keep the
+    order of the other plugins (pytest-django puts each kind of database test together),
+    except the browser tests' files, spread evenly among them. Needs xdist's
     `--no-loadscope-reorder` (pyproject's addopts), which otherwise sends the files with the
-    most tests first, whatever they cost."""
+    most tests first, whatever they cost.
+
+    A browser test waits on its page much of the time (a fifth of a core idle while both
+    workers ran browser files, collected last, together): spread out, a browser file mostly
+    runs beside a file that keeps the other core busy."""
     slow_tests: Counter[Path] = Counter(item.path for item in items if slow_reason(item))
     items.sort(key=lambda item: -slow_tests[item.path])  # a stable sort
+    items[:] = _browser_files_spread(items, first=sum(1 for i in items if slow_tests[i.path]))
+
+
+def _browser_files_spread(items: list[pytest.Item], *, first: int) -> list[pytest.Item]:
+    """`items` with the files under tests/browser/ after `first` spread evenly among the
+    other files after it; each file's tests stay together and in order."""
+    head, rest = items[:first], items[first:]
+    files: dict[Path, list[pytest.Item]] = {}
+    for item in rest:
+        files.setdefault(item.path, []).append(item)
+    browser = [tests for path, tests in files.items() if path.parent.name == "browser"]
+    others = [tests for path, tests in files.items() if path.parent.name != "browser"]
+    if not browser or not others:
+        return items
+    step = len(others) / (len(browser) + 1)
+    before = [round(step * (k + 1)) for k in range(len(browser))]  # other files ahead of each
+    spread: list[list[pytest.Item]] = []
+    placed = 0
+    for index, tests in enumerate(others):
+        while placed < len(browser) and before[placed] <= index:
+            spread.append(browser[placed])
+            placed += 1
+        spread.append(tests)
+    return head + [item for tests in spread + browser[placed:] for item in tests]
 
 
 @pytest.hookimpl(tryfirst=True)
