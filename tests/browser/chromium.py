@@ -4,9 +4,9 @@ headless run in a container needs.
 
 The tests prefer Debian's `chromium-headless-shell` when it is installed: the same Blink and
 V8 as `chromium`, without the full browser's window and compositor behind the page, which is
-what Playwright itself launches for a headless run. It spends about a third less CPU on the browser tests
-(docs/BENCHMARKS.md, "The suite's time, fifth pass"). The explorer benchmark measures what a
-person's browser does, so it keeps the full `chromium`.
+what Playwright itself launches for a headless run. The browser tests spend about a third
+less CPU on it (docs/BENCHMARKS.md, "The suite's time, fifth pass"). The explorer benchmark
+measures what a person's browser does, so it keeps the full `chromium`.
 """
 
 from __future__ import annotations
