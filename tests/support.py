@@ -11,12 +11,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 
 from ingest.actions.pipeline import do_process_documents
@@ -128,6 +129,17 @@ def fetch(
         return error.code, error.url, error.read().decode()
     except OSError:
         return 0, "", ""
+
+
+@contextmanager
+def module_rows(django_db_blocker: Any) -> Iterator[None]:
+    """For a module-scoped fixture: rows written once for a test module, in a transaction
+    rolled back when the module ends. Each test runs inside it in a savepoint of its own
+    (pytest-django's `db`), so what one test writes the next never sees; rows many tests
+    only read are then not written again for every test."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield
+        transaction.set_rollback(True)
 
 
 def run_pending(source: Source) -> list[str]:

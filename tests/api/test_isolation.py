@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.db import transaction
 from django.test import Client
 
 from config.api import api
@@ -30,6 +29,7 @@ from knowledge.actions.curation.relations import do_edit_relation
 from knowledge.models import EntityType, MergeSuggestion, TypeStatus
 from tests.conftest import create_member
 from tests.knowledge.graph_data import make_graph
+from tests.support import module_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -129,13 +129,11 @@ def populate(member, *, type_name: str) -> Tenant:
 @pytest.fixture(scope="module")
 def tenants(django_db_setup, django_db_blocker) -> Iterator[tuple[Tenant, Tenant]]:
     """alice (acme) is the caller; globex (bob's) is the other workspace. Written once for
-    the module's ~200 requests, in a transaction rolled back at its end; each test runs in
-    a savepoint of its own (`django_db`), so nothing a request writes reaches the next."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    the module's ~200 requests (`module_rows`): nothing a request writes reaches the next."""
+    with module_rows(django_db_blocker):
         alice = create_member("alice", workspace="acme")
         bob = create_member("bob", workspace="globex")
         yield populate(alice, type_name="starship"), populate(bob, type_name="spaceport")
-        transaction.set_rollback(True)
 
 
 def minimal(schema: dict[str, Any], ids: dict[str, Any], field: str = "") -> Any:

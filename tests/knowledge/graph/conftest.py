@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from django.db import transaction
 
 from knowledge.actions.schema import do_ensure_default_schema
 from knowledge.graph.base import EntityRow, GraphBackend, RelationRow
 from knowledge.models import Entity, EntityState, EntityType, Relation, RelationType
+from tests.support import module_rows
 from workspaces.actions.workspaces import do_create_workspace
 from workspaces.models import Workspace
 
@@ -247,17 +247,14 @@ def _build(workspace: Workspace, *, spokes: int) -> Side:
 
 @pytest.fixture(scope="module")
 def shape_rows(django_db_setup, django_db_blocker) -> Iterator[Shapes]:
-    """Both workspaces' rows, written once per test module in a transaction rolled back at
-    its end. Each test runs inside it in a savepoint of its own (pytest-django's `db`), so a
-    test that writes leaves the next one exactly these rows; building them for every test
-    cost the conformance suite most of its time."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    """Both workspaces' rows, written once per test module (`module_rows`): building them
+    for every test cost the conformance suite most of its time."""
+    with module_rows(django_db_blocker):
         home = _build(do_create_workspace(slug="conformance"), spokes=SPOKES)
         # The same names and structure, and a bigger hub: were its rows to leak into the
         # home workspace's answers, they would top them.
         foreign = _build(do_create_workspace(slug="conformance-foreign"), spokes=SPOKES + 20)
         yield Shapes(home=home, foreign=foreign)
-        transaction.set_rollback(True)
 
 
 @pytest.fixture

@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from knowledge.retrieval.signals.vector import vector_signals
 from knowledge.retrieval.types import QueryVector
 from knowledge.selectors.matching import nearest_by_embedding, nearest_by_embeddings
+from tests.support import module_rows
 from tests.vector_rows import fill_vectors
 from workspaces.actions.workspaces import do_create_workspace
 
@@ -47,11 +48,9 @@ def _around(centre: np.ndarray, cos: float, n: int, rng: np.random.Generator) ->
 @pytest.fixture(scope="module")
 def crowd_rows(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
     """The query, the small workspace, its rows' ids and vectors, beside a crowd: written
-    once for the module (3,000 vectors into the HNSW indexes) in a transaction rolled back
-    at its end; each test runs in a savepoint of its own."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    once for the module (`module_rows`: 3,000 vectors into the HNSW indexes)."""
+    with module_rows(django_db_blocker):
         yield _crowd()
-        transaction.set_rollback(True)
 
 
 @pytest.fixture
