@@ -29,6 +29,8 @@ from urllib.parse import urldefrag, urljoin
 import httpcore
 import httpx
 
+from system.tls import shared_ssl_context
+
 type IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 type IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -261,7 +263,7 @@ class Fetcher:
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
         self.allowed_networks = parse_networks(allowed_networks)
-        ssl_context = httpx.create_ssl_context()
+        ssl_context = shared_ssl_context()  # built once per process (system/tls.py)
         transport = httpx.HTTPTransport(verify=ssl_context)
         # httpx has no public hook for the network backend; the pool it builds is replaced by
         # an identical one that connects through the guard. `trust_env=False` on the client

@@ -39,6 +39,7 @@ from typing import Any, Self, TypeGuard
 import httpx
 
 from system.llm.availability import configured_base_url, configured_model
+from system.tls import shared_ssl_context
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 # Statuses that mean "busy or briefly broken, try again"; 529 is the "overloaded" status
@@ -180,6 +181,7 @@ class LlmClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         self._client = httpx.Client(
             headers=headers,
+            verify=shared_ssl_context(),  # built once per process (system/tls.py)
             # connect/read/write each bounded by `timeout`; waiting for a free pooled
             # connection is not (pool=None): that is queueing behind our own threads, whose
             # requests are bounded themselves, not a slow server.
