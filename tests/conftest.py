@@ -6,6 +6,8 @@ hashed tokens. Nothing of our own is mocked.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -23,6 +25,15 @@ from tests.timing import (  # noqa: F401  (the run's order and timing report: te
 from workspaces.actions.tokens import do_create_api_token
 from workspaces.actions.workspaces import do_create_workspace, do_set_membership
 from workspaces.models import ApiToken, Role, Workspace
+
+# Python writes its bytecode caches (__pycache__, ignored by git) during the run even where
+# the environment says PYTHONDONTWRITEBYTECODE: a run starts dozens of interpreters (xdist
+# workers, task workers, servers, management commands), and without the caches each one
+# compiled every module of the project and every test module's rewritten asserts from
+# source, about a CPU-second a process. Set here, before xdist starts its workers, it
+# reaches them and every process a test starts.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @dataclass

@@ -31,7 +31,14 @@ import threading
 import traceback
 from typing import Any, NoReturn
 
-PRELOADED = ("torch", "transformers", "sentence_transformers", "spacy")
+PRELOADED = (
+    "torch", "transformers", "sentence_transformers", "spacy",
+    # What `manage.py worker` imports next, none of it reading settings or the environment
+    # when imported (about a CPU-second a worker). Not prometheus_client: it chooses its
+    # multiprocess mode from PROMETHEUS_MULTIPROC_DIR when imported.
+    "mcp.server", "mcp.types", "psycopg", "pypdf", "docx", "markdown_it", "trafilatura",
+    "lxml.html", "rapidfuzz", "networkx", "pydantic", "starlette", "httpx",
+)  # fmt: skip
 
 
 # The server (this file run as a script) ------------------------------------------------
