@@ -84,7 +84,7 @@ def large(make_member, sign_in):
     return member.workspace
 
 
-@pytest.mark.slow(reason="20,000 nodes in Chromium")
+@pytest.mark.slow(reason="3,000 nodes laid out, dragged and laid out again in Chromium")
 def test_a_drag_redraws_only_what_moves_and_keeps_the_selection_right(page, large):
     page.goto(f"/explore/?ws={large.slug}&hubs=3000&bench=1")
     canvas = page.locator("#graph-canvas")
