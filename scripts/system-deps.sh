@@ -11,8 +11,9 @@ for cmd_pkg in "node:nodejs" "npm:npm" "chromium:chromium" "chromedriver:chromiu
   command -v "$cmd" >/dev/null 2>&1 || packages+=("$pkg")
 done
 # chromium-headless-shell (optional): the same engine without the full browser's compositor,
-# which the browser tests prefer when it is there (tests/browser/chromium.py): about a third
-# less CPU for the browser tests. Without it they run on chromium.
+# which the browser tests prefer when it is there (tests/browser/chromium.py), as does a crawl
+# that renders pages (ingest/crawler/render.py): about a third less CPU for the browser tests,
+# a fifth of the CPU per rendered page. Without it both use chromium.
 optional=()
 command -v chromium-headless-shell >/dev/null 2>&1 || optional+=("chromium-headless-shell")
 

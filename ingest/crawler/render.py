@@ -68,13 +68,21 @@ class RenderResult:
     blocked: list[str] = field(default_factory=list)  # URLs refused, with why
 
 
+# Looked for on PATH, in this order, when no binary is configured. Debian's headless shell
+# is the same Blink and V8 without the full browser's window and compositor, which a crawl
+# never shows: a rendered page costs a fifth of the CPU (bench/render.py).
+DEFAULT_CHROMIUMS = ("chromium-headless-shell", "chromium")
+
+
 def chromium_executable(configured: str = "") -> str | None:
-    """The Chromium binary: `configured` (a path, or a name on PATH), else `chromium` on
-    PATH; None when there is none."""
-    name = configured or "chromium"
-    if os.sep in name:
-        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    return shutil.which(name)
+    """The Chromium binary: `configured` (a path, or a name on PATH), else the first of
+    `DEFAULT_CHROMIUMS` on PATH; None when there is none."""
+    if not configured:
+        return next(filter(None, map(shutil.which, DEFAULT_CHROMIUMS)), None)
+    if os.sep in configured:
+        ok = os.path.isfile(configured) and os.access(configured, os.X_OK)
+        return configured if ok else None
+    return shutil.which(configured)
 
 
 def unavailable_reason(configured: str = "") -> str:
@@ -87,7 +95,8 @@ def unavailable_reason(configured: str = "") -> str:
         where = (
             f"no Chromium at {configured!r} (GRAPHLOOM_CHROMIUM)"
             if configured
-            else "no `chromium` on PATH (install Debian's chromium or set GRAPHLOOM_CHROMIUM)"
+            else "no `chromium-headless-shell` or `chromium` on PATH (install Debian's "
+            "chromium-headless-shell or chromium, or set GRAPHLOOM_CHROMIUM)"
         )
         return f"{where}, so pages cannot be rendered."
     return ""

@@ -26,4 +26,24 @@ def test_a_missing_chromium_is_named_in_the_refusal(tmp_path, monkeypatch):
     assert chromium_executable(str(not_executable)) is None
     assert "no Chromium at 'no-such-browser'" in unavailable_reason("no-such-browser")
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert unavailable_reason("").startswith("no `chromium` on PATH")
+    assert unavailable_reason("").startswith("no `chromium-headless-shell` or `chromium` on PATH")
+
+
+def executable(path):
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_without_a_setting_the_headless_shell_is_preferred_to_the_full_browser(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    full = executable(tmp_path / "chromium")
+    assert chromium_executable("") == full
+    shell = executable(tmp_path / "chromium-headless-shell")
+    assert chromium_executable("") == shell
+    # A configured binary wins, by name or by path.
+    assert chromium_executable("chromium") == full
+    assert chromium_executable(full) == full
+    assert unavailable_reason("") == ""
