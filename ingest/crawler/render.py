@@ -95,8 +95,8 @@ def unavailable_reason(configured: str = "") -> str:
         where = (
             f"no Chromium at {configured!r} (GRAPHLOOM_CHROMIUM)"
             if configured
-            else "no `chromium-headless-shell` or `chromium` on PATH (install Debian's "
-            "chromium-headless-shell or chromium, or set GRAPHLOOM_CHROMIUM)"
+            else f"no {' or '.join(f'`{name}`' for name in DEFAULT_CHROMIUMS)} on PATH "
+            f"(install Debian's {' or '.join(DEFAULT_CHROMIUMS)}, or set GRAPHLOOM_CHROMIUM)"
         )
         return f"{where}, so pages cannot be rendered."
     return ""

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import shutil
 
+from ingest.crawler.render import chromium_executable
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -22,13 +24,13 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-HEADLESS_SHELL = "chromium-headless-shell"
 
 
 def chromium_path(*, headless_shell: bool = False) -> str | None:
-    """GRAPHLOOM_CHROMIUM; else, when `headless_shell`, `chromium-headless-shell` on PATH;
-    else `chromium` on PATH; else None."""
-    configured = os.environ.get("GRAPHLOOM_CHROMIUM")
-    if configured:
-        return configured
-    return (headless_shell and shutil.which(HEADLESS_SHELL)) or shutil.which("chromium")
+    """GRAPHLOOM_CHROMIUM; else, when `headless_shell`, the binary a crawl renders with
+    (ingest/crawler/render.py: `chromium-headless-shell` on PATH, else `chromium`); else
+    `chromium` on PATH; None when there is none."""
+    configured = os.environ.get("GRAPHLOOM_CHROMIUM", "")
+    if headless_shell:
+        return chromium_executable(configured)
+    return configured or shutil.which("chromium")
