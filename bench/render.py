@@ -22,6 +22,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,8 +47,7 @@ CGROUP = Path("/sys/fs/cgroup/cpuacct")
 
 
 def fetch(url: str, before_request: object) -> FetchResult:
-    path = "/" + url.split("/", 3)[3] if url.count("/") >= 3 else "/"
-    body, kind = RESOURCES.get(path, (b"", "text/plain"))
+    body, kind = RESOURCES.get(urlsplit(url).path, (b"", "text/plain"))
     return FetchResult(
         url=url, status=200 if body else 404, headers={}, content=body, content_type=kind
     )

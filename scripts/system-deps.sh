@@ -33,5 +33,5 @@ fi
 if [ ${#optional[@]} -gt 0 ]; then
   echo "Installing optional system packages: ${optional[*]}"
   { [ ${#packages[@]} -gt 0 ] || "${sudo_cmd[@]}" apt-get update -qq; } && apt_install "${optional[@]}" \
-    || echo "Could not install ${optional[*]}: the browser tests use chromium instead."
+    || echo "Could not install ${optional[*]}: the browser tests and rendering crawls use chromium instead."
 fi
