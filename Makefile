@@ -19,12 +19,20 @@ help:
 $(PY):
 	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it (pyenv install 3.12) or pass PYTHON=/path/to/python3.12"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -qq --upgrade pip
+
+# uv installs the packages: it keeps unpacked wheels in its own cache (~/.cache/uv) and links
+# them into the virtualenv, where pip unpacked PyTorch's ~3 GB of CUDA wheels again for every
+# new virtualenv (docs/BENCHMARKS.md, "Installing with uv"). Bootstrapped with the venv's pip,
+# at the version requirements.lock pins.
+UV_REQUIREMENT = $$(grep -m1 '^uv==' requirements.lock | cut -d' ' -f1)
+$(BIN)/uv: $(PY) requirements.lock
+	$(PY) -m pip install -qq --disable-pip-version-check "$(UV_REQUIREMENT)"
+	@touch $@
 
 # Re-install only when the lock file or pyproject changes.
-$(VENV)/.installed: $(PY) requirements.lock pyproject.toml
-	$(PY) -m pip install -qq --disable-pip-version-check -r requirements.lock
-	$(PY) -m pip install -qq --disable-pip-version-check --no-deps --no-build-isolation -e .
+$(VENV)/.installed: $(BIN)/uv requirements.lock pyproject.toml
+	$(BIN)/uv pip install -q --python $(PY) -r requirements.lock
+	$(BIN)/uv pip install -q --python $(PY) --no-deps --no-build-isolation -e .
 	@touch $@
 
 python-deps: $(VENV)/.installed
@@ -89,8 +97,7 @@ test-llm: python-deps $(VENV)/.llm-tier-installed
 	GRAPHLOOM_REQUIRE_LLM_TIER=1 $(BIN)/pytest -n 0 -s -m llm_real tests/llm_tier
 
 # Regenerate requirements.lock from pyproject.toml (needs network to PyPI).
-lock: $(PY)
-	$(PY) -m pip install --quiet uv
+lock: $(BIN)/uv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.12 \
 	  --python-platform x86_64-manylinux_2_28 --no-header --annotation-style line -o requirements.lock
 
