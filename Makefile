@@ -23,7 +23,9 @@ $(PY):
 # uv installs the packages: it keeps unpacked wheels in its own cache (~/.cache/uv) and links
 # them into the virtualenv, where pip unpacked PyTorch's ~3 GB of CUDA wheels again for every
 # new virtualenv (docs/BENCHMARKS.md, "Installing with uv"). Bootstrapped with the venv's pip,
-# at the version requirements.lock pins.
+# at the version requirements.lock pins. --compile-bytecode writes the .pyc files pip wrote:
+# without them every process that may not write bytecode (PYTHONDONTWRITEBYTECODE, python -B,
+# a read-only venv) compiles what it imports from source.
 UV_REQUIREMENT = $$(grep -m1 '^uv==' requirements.lock | cut -d' ' -f1)
 $(BIN)/uv: $(PY) requirements.lock
 	$(PY) -m pip install -qq --disable-pip-version-check "$(UV_REQUIREMENT)"
@@ -31,7 +33,7 @@ $(BIN)/uv: $(PY) requirements.lock
 
 # Re-install only when the lock file or pyproject changes.
 $(VENV)/.installed: $(BIN)/uv requirements.lock pyproject.toml
-	$(BIN)/uv pip install -q --python $(PY) -r requirements.lock
+	$(BIN)/uv pip install -q --python $(PY) --compile-bytecode -r requirements.lock
 	$(BIN)/uv pip install -q --python $(PY) --no-deps --no-build-isolation -e .
 	@touch $@
 
