@@ -117,8 +117,20 @@ def run_add_text(access: Access, args: AddTextArguments) -> ToolAnswer:
     return _started(access, source, f"Text source {source.pk} created; processing has started.")
 
 
+# As the API's crawl `render` (ingest/schemas.py): validated by the same action.
+Render = Annotated[
+    bool,
+    Field(
+        description="Load pages that seem to need JavaScript in headless Chromium (same "
+        "address guard, robots.txt and rate limit; no other origin's requests). Refused "
+        "when the server has no Chromium."
+    ),
+]
+
+
 class AddUrlArguments(Arguments):
     url: str = Field(..., min_length=1, max_length=2048, description="An http(s) page.")
+    render: Render = False
     name: str = Field("", max_length=300, description="The source's name (default: the URL).")
     tags: Tags = Field(default_factory=list, max_length=50)
 
@@ -128,6 +140,7 @@ def run_add_url(access: Access, args: AddUrlArguments) -> ToolAnswer:
         workspace=access.workspace,
         url=args.url,
         mode="single",
+        render=args.render,
         name=args.name,
         tags=args.tags,
         created_by=access.user,
@@ -155,6 +168,7 @@ class CrawlArguments(Arguments):
         default_factory=list, max_length=50, description="Regular expressions excluding URLs."
     )
     include_subdomains: bool = False
+    render: Render = False
     topic: str | None = Field(
         None,
         max_length=1000,
@@ -175,6 +189,7 @@ def run_crawl(access: Access, args: CrawlArguments) -> ToolAnswer:
         allow=args.allow,
         deny=args.deny,
         include_subdomains=args.include_subdomains,
+        render=args.render,
         topic=args.topic,
         name=args.name,
         tags=args.tags,

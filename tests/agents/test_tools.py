@@ -3,16 +3,26 @@ HTTP, a real bearer token), on a small workspace ingested through the real pipel
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 
 from ingest.actions.crawl import do_run_crawl
 from ingest.actions.pipeline import do_process_documents
-from ingest.models import CrawlPage, Source
+from ingest.crawler.render import unavailable_reason
+from ingest.models import CrawlPage, Document, Source
 from knowledge.models import CurationEvent, Entity, Relation
 from tests.agents.conftest import call
-from tests.ingest.crawl_site import CrawlSite
+from tests.ingest.crawl_site import (
+    JAVASCRIPT,
+    SPA_SHELL,
+    TEXT,
+    TIMETABLE,
+    CrawlSite,
+    Page,
+    spa_script,
+)
 from tests.llm_server import Reply
 from tests.support import run_pending
 from workspaces.models import Role
@@ -45,6 +55,10 @@ def test_tools_are_listed_with_descriptions_schemas_and_hints(alice, llm, sessio
     assert "description" in search["properties"]["query"]
     assert tools["crawl"].input_schema["properties"]["mode"]["enum"] == ["recursive", "sitemap"]
     assert tools["crawl"].annotations.open_world_hint is True
+    for web_tool in ("add_url", "crawl"):
+        render = tools[web_tool].input_schema["properties"]["render"]
+        assert (render["type"], render["default"]) == ("boolean", False), web_tool
+        assert "Chromium" in render["description"]
 
 
 def test_ask_is_offered_only_with_an_llm_configured(alice, session):
@@ -221,6 +235,47 @@ def test_web_sources_are_fetched_within_their_limits(
     assert (status["status"], status["name"], status["failures"]) == ("done", "Site", [])
     ingested = CrawlPage.objects.filter(source_id=source_id, status="ingested").count()
     assert ingested == pages
+
+
+NO_BROWSER = unavailable_reason(os.environ.get("GRAPHLOOM_CHROMIUM", ""))
+
+
+@pytest.mark.skipif(bool(NO_BROWSER), reason=f"rendering needs Chromium: {NO_BROWSER}")
+def test_a_page_fetched_with_render_is_read_as_its_script_writes_it(alice, session, settings):
+    settings.CRAWL_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    settings.CRAWL_RENDER_TIMEOUT_SECONDS = 20.0
+    settings.INGEST_PIPELINE_STAGES = [
+        stage for stage in settings.INGEST_PIPELINE_STAGES if stage.startswith("ingest.")
+    ]
+    with CrawlSite(crawl_delay=None) as other, CrawlSite(crawl_delay=None) as site:
+        site.pages = {
+            "/robots.txt": Page(b"User-agent: *\nDisallow: /private/\n", TEXT),
+            "/timetable": Page(SPA_SHELL),
+            "/static/app.js": Page(spa_script(other.base_url), JAVASCRIPT),
+        }
+        started = call(session, alice, "add_url", {"url": site.url("/timetable"), "render": True})
+        assert not started.is_error, started.content
+        source_id = started.structured_content["source"]["id"]
+        do_run_crawl(
+            source_id=source_id, process=lambda ids: do_process_documents(document_ids=ids)
+        )
+    document = Document.objects.get(source_id=source_id)
+    assert document.needs_javascript and document.rendered
+    assert all(sentence in document.text for sentence in TIMETABLE), document.text
+    assert other.log == []  # nothing left the browser for another origin
+    assert not site.requests_to("/private/")
+
+
+def test_render_without_chromium_is_refused_by_both_web_tools(alice, session, settings):
+    settings.CRAWL_CHROMIUM = "/nonexistent/chromium"
+    for tool in ("add_url", "crawl"):
+        refused = call(session, alice, tool, {"url": "https://docs.example.org/", "render": True})
+        assert refused.is_error, tool
+        assert refused.structured_content["error"]["code"] == "invalid"
+        assert refused.content[0].text.startswith("render: no Chromium at '/nonexistent/chromium'")
+    assert not Source.objects.exists()
+    # The same request without `render` is taken.
+    assert not call(session, alice, "add_url", {"url": "https://docs.example.org/"}).is_error
 
 
 def test_relations_are_curated_and_undone_through_the_tools(alice, corpus, session):

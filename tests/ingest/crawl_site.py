@@ -302,6 +302,37 @@ def _not_modified(handler: _Handler, page: Page) -> bool:
     return False
 
 
+# A single-page app: an HTML shell with an empty #root that its script fills in. The script
+# also tries to reach another origin and a path robots.txt disallows, which a rendering
+# crawl must never let out of the browser.
+JAVASCRIPT = "text/javascript; charset=utf-8"
+
+SPA_SHELL = b"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<title>Harbour timetable</title><script src="/static/app.js"></script></head>
+<body><noscript>You need to enable JavaScript to run this app.</noscript>
+<div id="root"></div></body></html>"""
+
+TIMETABLE = [
+    "The ferry to Lighthouse Island leaves the north quay at nine every morning.",
+    "On stormy days the harbour master moves the crossing to the afternoon tide.",
+    "Tickets are sold at the kiosk beside the fish market, cash or card.",
+]
+
+
+def spa_script(other_origin: str) -> bytes:
+    """The shell's /static/app.js: writes TIMETABLE into #root once the page has loaded."""
+    paragraphs = "".join(f"<p>{p}</p>" for p in TIMETABLE)
+    return f"""
+document.addEventListener("DOMContentLoaded", function () {{
+  document.getElementById("root").innerHTML = "<h1>Harbour timetable</h1>{paragraphs}";
+  fetch("{other_origin}/track?from=app").catch(function () {{}});
+  var pixel = new Image(); pixel.src = "{other_origin}/pixel.png";
+  document.body.appendChild(pixel);
+  fetch("/private/secret.json").catch(function () {{}});
+}});
+""".encode()
+
+
 def calendar_page(month: str) -> Page:
     """A crawl trap: every month links to the month before and after, without end."""
     try:

@@ -18,38 +18,22 @@ from ingest.actions.crawl.request import validate_crawl_settings
 from ingest.actions.pipeline import do_process_documents
 from ingest.crawler.render import unavailable_reason
 from ingest.models import CrawlPage, Document, Source
-from tests.ingest.crawl_site import TEXT, CrawlSite, Page, html_page
+from tests.ingest.crawl_site import (
+    JAVASCRIPT,
+    SPA_SHELL,
+    TEXT,
+    TIMETABLE,
+    CrawlSite,
+    Page,
+    html_page,
+    spa_script,
+)
 from tests.support import signed_in
 from workspaces.errors import InvalidInput
 
 pytestmark = pytest.mark.django_db
 
 NO_BROWSER = unavailable_reason(os.environ.get("GRAPHLOOM_CHROMIUM", ""))
-JS = "text/javascript; charset=utf-8"
-
-SHELL = b"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
-<title>Harbour timetable</title><script src="/static/app.js"></script></head>
-<body><noscript>You need to enable JavaScript to run this app.</noscript>
-<div id="root"></div></body></html>"""
-
-TIMETABLE = [
-    "The ferry to Lighthouse Island leaves the north quay at nine every morning.",
-    "On stormy days the harbour master moves the crossing to the afternoon tide.",
-    "Tickets are sold at the kiosk beside the fish market, cash or card.",
-]
-
-
-def app_js(other_origin: str) -> bytes:
-    paragraphs = "".join(f"<p>{p}</p>" for p in TIMETABLE)
-    return f"""
-document.addEventListener("DOMContentLoaded", function () {{
-  document.getElementById("root").innerHTML = "<h1>Harbour timetable</h1>{paragraphs}";
-  fetch("{other_origin}/track?from=app").catch(function () {{}});
-  var pixel = new Image(); pixel.src = "{other_origin}/pixel.png";
-  document.body.appendChild(pixel);
-  fetch("/private/secret.json").catch(function () {{}});
-}});
-""".encode()
 
 
 @pytest.fixture
@@ -79,9 +63,9 @@ def site(other) -> Iterator[CrawlSite]:
             "/": html_page(
                 "Harbour", ["Welcome to the harbour's pages."], [("/timetable", "Timetable")]
             ),
-            "/timetable": Page(SHELL),
+            "/timetable": Page(SPA_SHELL),
             "/static/app.js": Page(
-                app_js(other.base_url) + f'fetch("{other_host}/leak");'.encode(), JS
+                spa_script(other.base_url) + f'fetch("{other_host}/leak");'.encode(), JAVASCRIPT
             ),
             "/private/secret.json": Page(b'{"secret": 1}', "application/json"),
         }
