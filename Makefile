@@ -21,9 +21,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # uv installs the packages: it keeps unpacked wheels in its own cache (~/.cache/uv) and links
-# them into the virtualenv, where pip unpacked PyTorch's ~3 GB of CUDA wheels again for every
-# new virtualenv (docs/BENCHMARKS.md, "Installing with uv"). Bootstrapped with the venv's pip,
-# at the version requirements.lock pins. --compile-bytecode writes the .pyc files pip wrote:
+# them into the virtualenv, where pip unpacked PyTorch's ~3 GB of CUDA wheels again for
+# every new virtualenv (docs/BENCHMARKS.md, "The suite's time, seventh pass").
+# Bootstrapped with the venv's pip, at the version requirements.lock pins.
+# --compile-bytecode writes the .pyc files pip wrote:
 # without them every process that may not write bytecode (PYTHONDONTWRITEBYTECODE, python -B,
 # a read-only venv) compiles what it imports from source.
 UV_REQUIREMENT = $$(grep -m1 '^uv==' requirements.lock | cut -d' ' -f1)
