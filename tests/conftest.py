@@ -35,6 +35,14 @@ from workspaces.models import ApiToken, Role, Workspace
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# One torch thread per process unless the environment says otherwise: the run has two
+# xdist workers and their task workers embedding on the same cores, and torch's threads
+# spin while they wait, taking the core another process needs. Two processes encoding at
+# once each took 2.4x as long on two threads as on one (bench/encode_threads.py), and the
+# whole run used 0.93x the CPU (docs/BENCHMARKS.md, "The suite's time, seventh pass").
+# Set before any process imports torch; tests that are about thread counts set their own.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 @dataclass
 class Member:
