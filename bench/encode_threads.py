@@ -68,6 +68,8 @@ def run_variant(threads: int, processes: int) -> list[dict[str, float]]:
         if child.returncode != 0:
             raise SystemExit(f"a child failed (exit {child.returncode})")
         results.append(json.loads(out.strip().splitlines()[-1]))
+    if any(result["threads"] != threads for result in results):
+        raise SystemExit(f"OMP_NUM_THREADS={threads} did not reach torch")
     return results
 
 

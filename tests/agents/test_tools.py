@@ -14,15 +14,7 @@ from ingest.crawler.render import unavailable_reason
 from ingest.models import CrawlPage, Document, Source
 from knowledge.models import CurationEvent, Entity, Relation
 from tests.agents.conftest import call
-from tests.ingest.crawl_site import (
-    JAVASCRIPT,
-    SPA_SHELL,
-    TEXT,
-    TIMETABLE,
-    CrawlSite,
-    Page,
-    spa_script,
-)
+from tests.ingest.crawl_site import TIMETABLE, CrawlSite, spa_pages
 from tests.llm_server import Reply
 from tests.support import run_pending
 from workspaces.models import Role
@@ -248,11 +240,7 @@ def test_a_page_fetched_with_render_is_read_as_its_script_writes_it(alice, sessi
         stage for stage in settings.INGEST_PIPELINE_STAGES if stage.startswith("ingest.")
     ]
     with CrawlSite(crawl_delay=None) as other, CrawlSite(crawl_delay=None) as site:
-        site.pages = {
-            "/robots.txt": Page(b"User-agent: *\nDisallow: /private/\n", TEXT),
-            "/timetable": Page(SPA_SHELL),
-            "/static/app.js": Page(spa_script(other.base_url), JAVASCRIPT),
-        }
+        site.pages = spa_pages(other.base_url)
         started = call(session, alice, "add_url", {"url": site.url("/timetable"), "render": True})
         assert not started.is_error, started.content
         source_id = started.structured_content["source"]["id"]

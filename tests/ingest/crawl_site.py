@@ -333,6 +333,17 @@ document.addEventListener("DOMContentLoaded", function () {{
 """.encode()
 
 
+def spa_pages(other_origin: str, *, more_script: bytes = b"") -> dict[str, Page]:
+    """The app at /timetable: robots.txt (disallowing /private/), the shell, its script
+    (`spa_script`, then `more_script`) and the disallowed /private/secret.json."""
+    return {
+        "/robots.txt": Page(b"User-agent: *\nDisallow: /private/\n", TEXT),
+        "/timetable": Page(SPA_SHELL),
+        "/static/app.js": Page(spa_script(other_origin) + more_script, JAVASCRIPT),
+        "/private/secret.json": Page(b'{"secret": 1}', "application/json"),
+    }
+
+
 def calendar_page(month: str) -> Page:
     """A crawl trap: every month links to the month before and after, without end."""
     try:

@@ -18,16 +18,7 @@ from ingest.actions.crawl.request import validate_crawl_settings
 from ingest.actions.pipeline import do_process_documents
 from ingest.crawler.render import unavailable_reason
 from ingest.models import CrawlPage, Document, Source
-from tests.ingest.crawl_site import (
-    JAVASCRIPT,
-    SPA_SHELL,
-    TEXT,
-    TIMETABLE,
-    CrawlSite,
-    Page,
-    html_page,
-    spa_script,
-)
+from tests.ingest.crawl_site import TIMETABLE, CrawlSite, html_page, spa_pages
 from tests.support import signed_in
 from workspaces.errors import InvalidInput
 
@@ -59,15 +50,10 @@ def site(other) -> Iterator[CrawlSite]:
         # Another host name for the same server is another origin too.
         other_host = f"http://localhost:{running.port}"
         running.pages = {
-            "/robots.txt": Page(b"User-agent: *\nDisallow: /private/\n", TEXT),
             "/": html_page(
                 "Harbour", ["Welcome to the harbour's pages."], [("/timetable", "Timetable")]
             ),
-            "/timetable": Page(SPA_SHELL),
-            "/static/app.js": Page(
-                spa_script(other.base_url) + f'fetch("{other_host}/leak");'.encode(), JAVASCRIPT
-            ),
-            "/private/secret.json": Page(b'{"secret": 1}', "application/json"),
+            **spa_pages(other.base_url, more_script=f'fetch("{other_host}/leak");'.encode()),
         }
         yield running
 
