@@ -173,10 +173,11 @@ def test_another_workspace_s_source_is_no_filter(make_member):
 def test_with_an_llm_the_page_hands_the_question_and_filters_to_the_answer_script(
     make_member, settings
 ):
-    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # never called by the page itself
-    settings.LLM_MODEL = "scripted-model"
     ada = make_member("ada", workspace="lab", role=Role.VIEWER)
     log = ingest_into(ada.workspace, "The harbour crane was repaired by Marta Olsen.", title="log")
+    # Configured after the ingest, which would otherwise spend seconds retrying this address.
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # never called by the page itself
+    settings.LLM_MODEL = "scripted-model"
     question = 'crane "<script>x</script>'
 
     html = (
