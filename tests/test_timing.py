@@ -1,5 +1,6 @@
 """The run's order (tests/timing.py): browser files are spread among the others, each
-file's tests kept together and in order, the slow files left first."""
+file's tests kept together and in order, the slow files left first; and its report: a
+worker's first test is marked as carrying the worker's start."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.timing import _browser_files_spread
+from tests.timing import _browser_files_spread, first_label
 
 
 @dataclass
@@ -47,3 +48,15 @@ def test_a_file_split_by_the_database_plugins_order_is_put_back_together():
         "api/a.py#0", "api/a.py#1", "api/a.py#0", "api/a.py#1", "browser/b.py#0",
         "browser/b.py#1", "api/c.py#0", "api/c.py#1",
     ]  # fmt: skip
+
+
+def test_only_the_first_test_of_a_worker_is_marked_as_carrying_its_start():
+    first_on = {"gw0": "tests/a.py::test_one", "gw1": "tests/b.py::test_two"}  # as reported
+
+    assert first_label("tests/a.py::test_one", first_on) == (
+        "  (the first test on gw0: includes the worker's start)"
+    )
+    assert first_label("tests/a.py::test_three", first_on) == ""
+    assert first_label("tests/a.py::test_one", {"main": "tests/a.py::test_one"}) == (
+        "  (the run's first test: includes its start)"
+    )

@@ -8,7 +8,9 @@ tests over `SLOW_SECONDS` that do not say why they are slow: those carry
 a test on time — machines differ; the list is for the reader.
 
 Under xdist the workers run the tests and the controller prints, so the marker's reason
-travels in the report's user properties.
+travels in the report's user properties. The first test each worker runs is marked as
+such in both lists: its time includes the worker's own start, which on a slow host pushed
+a 4-second test over 20 s.
 
 The same marker orders the run: xdist hands out whole files (`--dist loadfile`) in the
 order they were collected, so a file of slow tests collected last would leave one worker
@@ -29,6 +31,7 @@ _REASON = "slow_reason"
 
 _seconds: dict[str, float] = defaultdict(float)
 _reasons: dict[str, str] = {}
+_first_on: dict[str, str] = {}  # a worker's id -> the first test it reported
 
 
 def slow_reason(item: pytest.Item) -> str:
@@ -88,6 +91,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _first_on.setdefault(_worker(report), report.nodeid)
     _seconds[report.nodeid] += report.duration
     for key, value in report.user_properties:
         if key == _REASON:
@@ -100,7 +104,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     slowest = sorted(_seconds.items(), key=lambda pair: pair[1], reverse=True)
     terminalreporter.section(f"the {SHOWN} slowest tests (setup + call + teardown)")
     for nodeid, seconds in slowest[:SHOWN]:
-        terminalreporter.write_line(f"{seconds:7.1f}s  {nodeid}")
+        terminalreporter.write_line(f"{seconds:7.1f}s  {nodeid}{first_label(nodeid, _first_on)}")
     unexplained = [
         (nodeid, seconds)
         for nodeid, seconds in slowest
@@ -111,4 +115,25 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             f"over {SLOW_SECONDS:.0f}s without @pytest.mark.slow(reason=...)", yellow=True
         )
         for nodeid, seconds in unexplained:
-            terminalreporter.write_line(f"{seconds:7.1f}s  {nodeid}")
+            terminalreporter.write_line(
+                f"{seconds:7.1f}s  {nodeid}{first_label(nodeid, _first_on)}"
+            )
+
+
+def _worker(report: pytest.TestReport) -> str:
+    """The xdist worker that ran the test ("gw0"; xdist's controller hands each report on
+    with its worker as `node`), or "main" in a run without workers."""
+    gateway = getattr(getattr(report, "node", None), "gateway", None)
+    return str(getattr(gateway, "id", "") or "main")
+
+
+def first_label(nodeid: str, first_on: dict[str, str]) -> str:
+    """A note after a test that was the first its worker ran: its time includes the
+    worker's own start (its test database migrated, the embedding model and spaCy loaded
+    and their libraries imported, 10-20 s), whatever the test itself costs."""
+    worker = next((worker for worker, first in first_on.items() if first == nodeid), None)
+    if worker is None:
+        return ""
+    if worker == "main":
+        return "  (the run's first test: includes its start)"
+    return f"  (the first test on {worker}: includes the worker's start)"
