@@ -16,17 +16,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from django.conf import settings
 from django.db import connection, transaction
 from django.test import Client
 
 from ingest.actions.pipeline import do_process_documents
+from ingest.crawler.render import unavailable_reason
 from ingest.dispatch import document_groups
 from ingest.models import PENDING, Document, Source
 from tests.fork_server import ForkedProcess, ForkServer
 
 T = TypeVar("T")
 MANAGE_PY = str(Path(settings.BASE_DIR) / "manage.py")
+
+# Tests that render pages skip where the server could not: the product's own check of the
+# Chromium its settings name (CRAWL_CHROMIUM), with the reason the API would give.
+NO_CHROMIUM = unavailable_reason(settings.CRAWL_CHROMIUM)
+needs_chromium = pytest.mark.skipif(
+    bool(NO_CHROMIUM), reason=f"rendering needs Chromium: {NO_CHROMIUM}"
+)
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

@@ -3,20 +3,18 @@ HTTP, a real bearer token), on a small workspace ingested through the real pipel
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
 from ingest.actions.crawl import do_run_crawl
 from ingest.actions.pipeline import do_process_documents
-from ingest.crawler.render import unavailable_reason
 from ingest.models import CrawlPage, Document, Source
 from knowledge.models import CurationEvent, Entity, Relation
 from tests.agents.conftest import call
 from tests.ingest.crawl_site import TIMETABLE, CrawlSite, spa_pages
 from tests.llm_server import Reply
-from tests.support import run_pending
+from tests.support import needs_chromium, run_pending
 from workspaces.models import Role
 
 READ_TOOLS = {
@@ -229,10 +227,7 @@ def test_web_sources_are_fetched_within_their_limits(
     assert ingested == pages
 
 
-NO_BROWSER = unavailable_reason(os.environ.get("GRAPHLOOM_CHROMIUM", ""))
-
-
-@pytest.mark.skipif(bool(NO_BROWSER), reason=f"rendering needs Chromium: {NO_BROWSER}")
+@needs_chromium
 def test_a_page_fetched_with_render_is_read_as_its_script_writes_it(alice, session, settings):
     settings.CRAWL_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     settings.CRAWL_RENDER_TIMEOUT_SECONDS = 20.0

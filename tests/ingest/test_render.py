@@ -6,7 +6,6 @@ refused by the API, the command and the crawl form."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -16,15 +15,12 @@ from django.core.management import CommandError, call_command
 from ingest.actions.crawl import do_create_crawl_source, do_run_crawl, do_start_crawl
 from ingest.actions.crawl.request import validate_crawl_settings
 from ingest.actions.pipeline import do_process_documents
-from ingest.crawler.render import unavailable_reason
 from ingest.models import CrawlPage, Document, Source
 from tests.ingest.crawl_site import TIMETABLE, CrawlSite, html_page, spa_pages
-from tests.support import signed_in
+from tests.support import needs_chromium, signed_in
 from workspaces.errors import InvalidInput
 
 pytestmark = pytest.mark.django_db
-
-NO_BROWSER = unavailable_reason(os.environ.get("GRAPHLOOM_CHROMIUM", ""))
 
 
 @pytest.fixture
@@ -96,7 +92,7 @@ def test_a_near_empty_javascript_page_is_flagged_and_counted(alice, site, crawl_
     )
 
 
-@pytest.mark.skipif(bool(NO_BROWSER), reason=f"rendering needs Chromium: {NO_BROWSER}")
+@needs_chromium
 def test_render_reads_the_text_a_script_writes_through_the_crawlers_own_fetcher(
     alice, site, other, crawl_settings
 ):
