@@ -10,7 +10,7 @@ PY := $(BIN)/python
 # Python 3.12+: an explicit PYTHON wins, then python3.12 on PATH, then pyenv's 3.12 builds.
 PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | sort -V | tail -n 1)
 
-.PHONY: help run test test-llm install python-deps node-deps static system-deps lint typecheck layers migrations-check pytest lock clean-db
+.PHONY: help run test test-llm install python-deps bytecode node-deps static system-deps lint typecheck layers migrations-check pytest lock clean-db
 
 help:
 	@echo "make run   - install everything, migrate, start web (http://127.0.0.1:8000) + worker"
@@ -24,9 +24,6 @@ $(PY):
 # them into the virtualenv, where pip unpacked PyTorch's ~3 GB of CUDA wheels again for
 # every new virtualenv (docs/BENCHMARKS.md, "The suite's time, seventh pass").
 # Bootstrapped with the venv's pip, at the version requirements.lock pins.
-# --compile-bytecode writes the .pyc files pip wrote:
-# without them every process that may not write bytecode (PYTHONDONTWRITEBYTECODE, python -B,
-# a read-only venv) compiles what it imports from source.
 UV_REQUIREMENT = $$(grep -m1 '^uv==' requirements.lock | cut -d' ' -f1)
 $(BIN)/uv: $(PY) requirements.lock
 	$(PY) -m pip install -qq --disable-pip-version-check "$(UV_REQUIREMENT)"
@@ -34,11 +31,24 @@ $(BIN)/uv: $(PY) requirements.lock
 
 # Re-install only when the lock file or pyproject changes.
 $(VENV)/.installed: $(BIN)/uv requirements.lock pyproject.toml
-	$(BIN)/uv pip install -q --python $(PY) --compile-bytecode -r requirements.lock
+	$(BIN)/uv pip install -q --python $(PY) -r requirements.lock
 	$(BIN)/uv pip install -q --python $(PY) --no-deps --no-build-isolation -e .
 	@touch $@
 
 python-deps: $(VENV)/.installed
+
+# The packages' bytecode (.pyc), the files pip wrote and `uv pip install --compile-bytecode`
+# would: without them every process that may not write bytecode (PYTHONDONTWRITEBYTECODE,
+# python -B, a read-only venv) compiles what it imports from source (20 CPU-seconds instead
+# of 8 to import the models' libraries and Django). A step of its own, so that `make test`
+# compiles on both cores while the checks below, which need only the sources, run beside it
+# (docs/BENCHMARKS.md, "The suite's time, ninth pass"). Files already compiled are skipped.
+SITE_PACKAGES = $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+$(VENV)/.compiled: $(VENV)/.installed
+	$(PY) -m compileall -q -j 0 "$(SITE_PACKAGES)"
+	@touch $@
+
+bytecode: $(VENV)/.compiled
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -52,7 +62,7 @@ static/vendor/.built: node_modules/.installed frontend/build.mjs frontend/d3.js
 
 static: static/vendor/.built
 
-install: python-deps static
+install: python-deps bytecode static
 
 run: install
 	$(PY) manage.py serve --migrate
@@ -79,7 +89,11 @@ migrations-check: python-deps
 pytest: install
 	$(BIN)/pytest
 
-test: system-deps install lint typecheck layers migrations-check pytest
+# The install's bytecode, the front-end build and the checks run side by side (each needs
+# only the packages installed; --output-sync keeps each one's output together), then pytest.
+test: system-deps
+	@$(MAKE) --no-print-directory -j 4 --output-sync=target install lint typecheck layers migrations-check
+	@$(MAKE) --no-print-directory pytest
 
 # Optional, never part of `make test`: the LLM extractor against a real model served by
 # llama.cpp's OpenAI-compatible server (docs/operations.md, "The real-LLM test tier").
