@@ -16,6 +16,10 @@ done
 # a fifth of the CPU per rendered page. Without it both use chromium.
 optional=()
 command -v chromium-headless-shell >/dev/null 2>&1 || optional+=("chromium-headless-shell")
+# python3.11-doc (optional): Debian's build of the Python manual, real Sphinx output nobody
+# here wrote, which tests/ingest/test_parser_structure.py parses (and `make test-llm` reads);
+# without it that test is skipped.
+[ -d /usr/share/doc/python3.11/html ] || optional+=("python3.11-doc")
 
 if [ ${#packages[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ]; then
   exit 0
@@ -33,5 +37,5 @@ fi
 if [ ${#optional[@]} -gt 0 ]; then
   echo "Installing optional system packages: ${optional[*]}"
   { [ ${#packages[@]} -gt 0 ] || "${sudo_cmd[@]}" apt-get update -qq; } && apt_install "${optional[@]}" \
-    || echo "Could not install ${optional[*]}: the browser tests and rendering crawls use chromium instead."
+    || echo "Could not install ${optional[*]}: the browser tests and rendering crawls use chromium instead; the test that reads the Python manual is skipped."
 fi
