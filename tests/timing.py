@@ -104,7 +104,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     slowest = sorted(_seconds.items(), key=lambda pair: pair[1], reverse=True)
     terminalreporter.section(f"the {SHOWN} slowest tests (setup + call + teardown)")
     for nodeid, seconds in slowest[:SHOWN]:
-        terminalreporter.write_line(f"{seconds:7.1f}s  {nodeid}{first_label(nodeid, _first_on)}")
+        terminalreporter.write_line(_line(nodeid, seconds))
     unexplained = [
         (nodeid, seconds)
         for nodeid, seconds in slowest
@@ -115,9 +115,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             f"over {SLOW_SECONDS:.0f}s without @pytest.mark.slow(reason=...)", yellow=True
         )
         for nodeid, seconds in unexplained:
-            terminalreporter.write_line(
-                f"{seconds:7.1f}s  {nodeid}{first_label(nodeid, _first_on)}"
-            )
+            terminalreporter.write_line(_line(nodeid, seconds))
+
+
+def _line(nodeid: str, seconds: float) -> str:
+    """One test in either list: its time, its id, and whether it carried a worker's start."""
+    return f"{seconds:7.1f}s  {nodeid}{first_label(nodeid, _first_on)}"
 
 
 def _worker(report: pytest.TestReport) -> str:
