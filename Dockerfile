@@ -15,9 +15,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     DJANGO_SETTINGS_MODULE=config.settings.production
 WORKDIR /app
-# Debian's Chromium headless shell: a crawl renders the pages that need a browser with it
-# (ingest/crawler/render.py looks for it on PATH; without it such pages keep their fetched
-# HTML and say why). The same package `make test` installs for the suite.
+# Debian's Chromium headless shell: a crawl asked to `render` drives it for the pages that
+# need a browser (ingest/crawler/render.py looks for it on PATH; without a Chromium such a
+# crawl is refused when it is created). The same package `make test` installs for the suite.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends chromium-headless-shell \
     && rm -rf /var/lib/apt/lists/*
